@@ -1,0 +1,57 @@
+"""Every knob of regdesk, with its environment variable and default (operator.md, Configuration).
+
+Each setting is read from `REGDESK_<NAME>`; the command line passes its `--options` as
+overrides, so an option beats the environment, which beats the default.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+DEFAULT_DATABASE_URL = "sqlite:///./regdesk.sqlite3"
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="REGDESK_", frozen=True, extra="forbid")
+
+    database_url: str = Field(
+        default=DEFAULT_DATABASE_URL,
+        description="SQLAlchemy-style URL; sqlite:///path or postgresql://user@host:5432/db.",
+    )
+    secret_key: str | None = Field(
+        default=None,
+        description="Signs cursors and sessions. Unset: generated once and kept in the database.",
+    )
+    access_token_ttl: int = Field(
+        default=3600, ge=60, le=86400, description="Access-token lifetime in seconds."
+    )
+    rate_limits: Literal["on", "off"] = Field(
+        default="on", description="'off' disables every rate limit (benchmarks, load tests)."
+    )
+    default_phone_region: str = Field(
+        default="US",
+        description="ISO 3166-1 region used to read phone numbers written without '+country'.",
+    )
+
+    @field_validator("secret_key")
+    @classmethod
+    def _secret_key_is_strong(cls, value: str | None) -> str | None:
+        if value is not None and len(value) < 32:
+            raise ValueError("REGDESK_SECRET_KEY must be at least 32 characters long")
+        return value
+
+    @field_validator("default_phone_region")
+    @classmethod
+    def _region_is_alpha2(cls, value: str) -> str:
+        if len(value) != 2 or not value.isalpha():
+            raise ValueError("REGDESK_DEFAULT_PHONE_REGION must be an ISO 3166-1 alpha-2 code")
+        return value.upper()
+
+
+def load_settings(**overrides: object) -> Settings:
+    """Settings from the environment, with explicit (non-None) overrides on top."""
+    given = {name: value for name, value in overrides.items() if value is not None}
+    return Settings(**given)  # type: ignore[arg-type]

@@ -1,0 +1,187 @@
+"""Engine, sessions and the declarative base, for SQLite (embedded default) and PostgreSQL."""
+
+from __future__ import annotations
+
+import datetime as dt
+import secrets
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from sqlalchemy import (
+    DateTime,
+    Dialect,
+    Engine,
+    MetaData,
+    String,
+    create_engine,
+    event,
+    select,
+    text,
+)
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlalchemy.engine import Connection, make_url
+from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, sessionmaker
+from sqlalchemy.pool import ConnectionPoolEntry
+from sqlalchemy.types import TypeDecorator
+
+# Stable constraint names, so Alembic migrations can refer to them on both databases.
+NAMING_CONVENTION = {
+    "ix": "ix_%(table_name)s_%(column_0_N_name)s",
+    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=NAMING_CONVENTION)
+
+
+class UTCDateTime(TypeDecorator[dt.datetime]):
+    """A timestamp stored as UTC and always read back timezone-aware.
+
+    SQLite keeps no zone, so values are normalised to naive UTC on the way in.
+    """
+
+    impl = DateTime
+    cache_ok = True
+
+    def process_bind_param(self, value: dt.datetime | None, dialect: Dialect) -> dt.datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            raise ValueError("naive datetime given to a UTCDateTime column")
+        return value.astimezone(dt.UTC).replace(tzinfo=None)
+
+    def process_result_value(
+        self, value: dt.datetime | None, dialect: Dialect
+    ) -> dt.datetime | None:
+        if value is None:
+            return None
+        return value.replace(tzinfo=dt.UTC) if value.tzinfo is None else value.astimezone(dt.UTC)
+
+
+def utcnow() -> dt.datetime:
+    return dt.datetime.now(dt.UTC)
+
+
+def normalize_url(url: str) -> str:
+    """`postgresql://` means our driver, psycopg 3 (the plain form would ask for psycopg2)."""
+    parsed = make_url(url)
+    if parsed.drivername in ("postgresql", "postgres"):
+        parsed = parsed.set(drivername="postgresql+psycopg")
+    return parsed.render_as_string(hide_password=False)
+
+
+def is_sqlite(bind: Engine | Connection | Session) -> bool:
+    engine = bind.get_bind() if isinstance(bind, Session) else bind
+    return engine.dialect.name == "sqlite"
+
+
+def make_engine(url: str, **kwargs: Any) -> Engine:
+    url = normalize_url(url)
+    if make_url(url).get_backend_name() == "sqlite":
+        return _make_sqlite_engine(url, **kwargs)
+    kwargs.setdefault("pool_pre_ping", True)
+    return create_engine(url, **kwargs)
+
+
+def _make_sqlite_engine(url: str, **kwargs: Any) -> Engine:
+    connect_args = kwargs.pop("connect_args", {})
+    connect_args.setdefault("timeout", 30)
+    connect_args.setdefault("check_same_thread", False)
+    engine = create_engine(url, connect_args=connect_args, **kwargs)
+
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_connection: Any, _record: ConnectionPoolEntry) -> None:
+        # Let SQLAlchemy, not the driver, say when a transaction begins (SQLAlchemy's
+        # documented pysqlite recipe); WAL lets readers run beside one writer.
+        dbapi_connection.isolation_level = None
+        cursor = dbapi_connection.cursor()
+        cursor.execute("PRAGMA foreign_keys=ON")
+        cursor.execute("PRAGMA busy_timeout=30000")
+        if make_url(url).database not in (None, "", ":memory:"):
+            cursor.execute("PRAGMA journal_mode=WAL")
+            cursor.execute("PRAGMA synchronous=NORMAL")
+        cursor.close()
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(conn: Connection) -> None:
+        # A writer takes the write lock up front; a deferred transaction that reads first and
+        # writes later can fail with SQLITE_BUSY instead of waiting for its turn.
+        if conn.get_execution_options().get("regdesk_write"):
+            conn.exec_driver_sql("BEGIN IMMEDIATE")
+        else:
+            conn.exec_driver_sql("BEGIN")
+
+    return engine
+
+
+def session_factory(engine: Engine) -> sessionmaker[Session]:
+    return sessionmaker(bind=engine, expire_on_commit=False)
+
+
+@contextmanager
+def write_session(engine: Engine) -> Iterator[Session]:
+    """One transaction for a unit of writes: committed when the block ends, rolled back on error."""
+    with Session(bind=engine.execution_options(regdesk_write=True), expire_on_commit=False) as s:
+        with s.begin():
+            yield s
+
+
+@contextmanager
+def read_session(engine: Engine) -> Iterator[Session]:
+    with Session(bind=engine, expire_on_commit=False) as s, s.begin():
+        yield s
+
+
+def sync_sequences(session: Session, *tables: str) -> None:
+    """After rows were written with explicit ids, move PostgreSQL's sequences past them."""
+    if is_sqlite(session):
+        return  # SQLite's rowid allocation already takes max(id) + 1.
+    for table in tables:
+        session.execute(
+            text(
+                f"SELECT setval(pg_get_serial_sequence('{table}', 'id'), "  # noqa: S608 (names are ours)
+                f"GREATEST((SELECT COALESCE(MAX(id), 0) FROM {table}), 1), "
+                f"(SELECT COUNT(*) > 0 FROM {table}))"
+            )
+        )
+
+
+class InstanceSetting(Base):
+    """Per-deployment values that every process must share, such as the generated secret key."""
+
+    __tablename__ = "instance_settings"
+
+    key: Mapped[str] = mapped_column(String(64), primary_key=True)
+    value: Mapped[str] = mapped_column(String(512))
+    created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime(), default=utcnow)
+
+
+def upsert_ignore(session: Session, table: Any, values: dict[str, Any]) -> None:
+    """INSERT that does nothing when the primary key is already there (both databases)."""
+    dialect_insert = sqlite_insert if is_sqlite(session) else pg_insert
+    session.execute(dialect_insert(table).values(**values).on_conflict_do_nothing())
+
+
+def instance_secret_key(engine: Engine, configured: str | None) -> str:
+    """The secret key: the configured one, else the one this deployment generated once.
+
+    The first process to ask writes it; a concurrent one loses the insert race and reads the
+    winner's, so every worker of one deployment agrees (operator.md, REGDESK_SECRET_KEY).
+    """
+    if configured:
+        return configured
+    with write_session(engine) as session:
+        upsert_ignore(
+            session,
+            InstanceSetting.__table__,
+            {"key": "secret_key", "value": secrets.token_urlsafe(48), "created_at": utcnow()},
+        )
+        return session.scalars(
+            select(InstanceSetting.value).where(InstanceSetting.key == "secret_key")
+        ).one()

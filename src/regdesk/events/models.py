@@ -1,0 +1,89 @@
+"""The organization's events (one is current) and the options each asks volunteers."""
+
+from __future__ import annotations
+
+import datetime as dt
+from enum import StrEnum
+from typing import Any
+
+from sqlalchemy import (
+    JSON,
+    Boolean,
+    CheckConstraint,
+    Date,
+    ForeignKey,
+    Index,
+    Integer,
+    String,
+    UniqueConstraint,
+    text,
+)
+from sqlalchemy.orm import Mapped, mapped_column
+
+from regdesk.db import Base, UTCDateTime, utcnow
+
+
+class OptionType(StrEnum):
+    SELECT = "select"
+    MULTI = "multi"
+    TEXT = "text"
+    NUMBER = "number"
+
+
+class Event(Base):
+    __tablename__ = "events"
+    __table_args__ = (
+        # At most one current event: a partial unique index, on both databases.
+        Index(
+            "uq_events_current",
+            "is_current",
+            unique=True,
+            sqlite_where=text("is_current = 1"),
+            postgresql_where=text("is_current"),
+        ),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(String(200), unique=True)
+    starts_on: Mapped[dt.date | None] = mapped_column(Date)
+    ends_on: Mapped[dt.date | None] = mapped_column(Date)
+    is_current: Mapped[bool] = mapped_column(Boolean, default=False)
+    created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime(), default=utcnow)
+
+
+class EventOption(Base):
+    """A question the event asks its volunteers (api.md 2.5, Option)."""
+
+    __tablename__ = "event_options"
+    __table_args__ = (
+        UniqueConstraint("event_id", "name"),
+        CheckConstraint("type IN ('select', 'multi', 'text', 'number')", name="type"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    event_id: Mapped[int] = mapped_column(ForeignKey("events.id", ondelete="CASCADE"))
+    name: Mapped[str] = mapped_column(String(200))
+    type: Mapped[str] = mapped_column(String(16))
+    # For select and multi: the allowed values, or null when any value is accepted.
+    choices: Mapped[list[str] | None] = mapped_column(JSON)
+    position: Mapped[int] = mapped_column(Integer, default=0)
+
+
+def option_value_error(option_type: str, choices: list[str] | None, value: Any) -> str | None:
+    """Why `value` does not fit an option of this type, or None when it does."""
+    if option_type == OptionType.NUMBER:
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            return "must be a number for an option of type number"
+        return None
+    if option_type == OptionType.MULTI:
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            return "must be an array of strings for an option of type multi"
+        unknown = [v for v in value if choices is not None and v not in choices]
+        if unknown:
+            return f"{unknown[0]!r} is not one of the choices {choices}"
+        return None
+    if not isinstance(value, str):
+        return f"must be a string for an option of type {option_type}"
+    if option_type == OptionType.SELECT and choices is not None and value not in choices:
+        return f"{value!r} is not one of the choices {choices}"
+    return None

@@ -1,0 +1,40 @@
+"""Every table, imported in one place so the metadata (and Alembic) sees them all."""
+
+from regdesk.audit.models import AuditEvent
+from regdesk.db import Base, InstanceSetting
+from regdesk.departments.models import Department, DepartmentLead
+from regdesk.events.models import Event, EventOption
+from regdesk.oauth.models import AccessToken, Application, AuthorizationCode, Grant, RefreshToken
+from regdesk.roles.models import Role, UserRole
+from regdesk.users.models import User, UserPermission
+from regdesk.volunteers.models import (
+    Volunteer,
+    VolunteerContactMethod,
+    VolunteerDepartmentState,
+    VolunteerOptionValue,
+)
+
+metadata = Base.metadata
+
+__all__ = [
+    "AccessToken",
+    "Application",
+    "AuditEvent",
+    "AuthorizationCode",
+    "Department",
+    "DepartmentLead",
+    "Event",
+    "EventOption",
+    "Grant",
+    "InstanceSetting",
+    "RefreshToken",
+    "Role",
+    "User",
+    "UserPermission",
+    "UserRole",
+    "Volunteer",
+    "VolunteerContactMethod",
+    "VolunteerDepartmentState",
+    "VolunteerOptionValue",
+    "metadata",
+]

@@ -1,0 +1,64 @@
+"""Hashing of every secret regdesk keeps: passwords, client secrets, tokens and codes.
+
+Passwords are low-entropy, so they get a slow password hash (argon2id). Client secrets,
+tokens and codes are random and long, so a fast hash is right (decisions.md, Tokens): a
+salted HMAC-SHA-256 for client secrets, a plain SHA-256 for what is looked up by its hash.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import secrets
+
+from argon2 import PasswordHasher
+from argon2.exceptions import InvalidHashError, VerificationError
+
+_password_hasher = PasswordHasher()  # argon2id with argon2-cffi's RFC 9106 defaults
+
+SECRET_HASH_SCHEME = "hmac-sha256"
+
+
+def hash_password(password: str) -> str:
+    return _password_hasher.hash(password)
+
+
+def verify_password(password_hash: str | None, password: str) -> bool:
+    if not password_hash:
+        return False
+    try:
+        return _password_hasher.verify(password_hash, password)
+    except (VerificationError, InvalidHashError):
+        return False
+
+
+def is_password_hash(value: str) -> bool:
+    """Whether `value` looks like an argon2 hash that we can verify against (for imports)."""
+    return value.startswith(("$argon2id$", "$argon2i$", "$argon2d$")) and value.count("$") >= 4
+
+
+def new_secret(nbytes: int = 32) -> str:
+    """A random secret with at least 256 bits, URL-safe."""
+    return secrets.token_urlsafe(nbytes)
+
+
+def hash_client_secret(secret: str) -> str:
+    salt = secrets.token_bytes(16)
+    digest = hmac.new(salt, secret.encode(), hashlib.sha256).hexdigest()
+    return f"{SECRET_HASH_SCHEME}${base64.urlsafe_b64encode(salt).decode()}${digest}"
+
+
+def verify_client_secret(stored: str, secret: str) -> bool:
+    scheme, _, rest = stored.partition("$")
+    salt_b64, _, digest = rest.partition("$")
+    if scheme != SECRET_HASH_SCHEME or not digest:
+        return False
+    salt = base64.urlsafe_b64decode(salt_b64)
+    candidate = hmac.new(salt, secret.encode(), hashlib.sha256).hexdigest()
+    return hmac.compare_digest(candidate, digest)
+
+
+def token_hash(token: str) -> str:
+    """The lookup key of an access token, refresh token or authorization code."""
+    return hashlib.sha256(token.encode()).hexdigest()
