@@ -127,9 +127,9 @@ def session_factory(engine: Engine) -> sessionmaker[Session]:
 @contextmanager
 def write_session(engine: Engine) -> Iterator[Session]:
     """One transaction for a unit of writes: committed when the block ends, rolled back on error."""
-    with Session(bind=engine.execution_options(regdesk_write=True), expire_on_commit=False) as s:
-        with s.begin():
-            yield s
+    bind = engine.execution_options(regdesk_write=True)
+    with Session(bind=bind, expire_on_commit=False) as session, session.begin():
+        yield session
 
 
 @contextmanager

@@ -24,9 +24,7 @@ class AuditEvent(Base):
     occurred_at: Mapped[dt.datetime] = mapped_column(UTCDateTime(), default=utcnow)
     action: Mapped[str] = mapped_column(String(64))  # e.g. "app.secret_rotated"
     actor: Mapped[str] = mapped_column(String(200))  # "cli:alice", "user:17", "app:3"
-    actor_user_id: Mapped[int | None] = mapped_column(
-        ForeignKey("users.id", ondelete="SET NULL")
-    )
+    actor_user_id: Mapped[int | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"))
     target_type: Mapped[str | None] = mapped_column(String(32))
     target_id: Mapped[str | None] = mapped_column(String(64))
     ip_address: Mapped[str | None] = mapped_column(String(45))

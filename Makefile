@@ -1,0 +1,41 @@
+# regdesk: `make run` to try it, `make test` to check it. Everything installs into .venv.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-stamp
+
+.PHONY: install run test lint format bench clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+## Migrate, load demo data on first start, serve on http://127.0.0.1:8000
+run: install
+	$(BIN)/regdesk db upgrade
+	$(BIN)/regdesk demo --if-empty
+	$(BIN)/regdesk serve
+
+## Lint, types, then every test (PostgreSQL runs too when REGDESK_TEST_POSTGRES_URL is set)
+test: lint
+	$(BIN)/pytest -n 2 --dist loadfile
+
+lint: install
+	$(BIN)/ruff check src tests bench
+	$(BIN)/ruff format --check src tests bench
+	$(BIN)/mypy
+
+format: install
+	$(BIN)/ruff format src tests bench
+	$(BIN)/ruff check --fix src tests bench
+
+## Benchmarks: report only, never fail; results in build/bench.json
+bench: install
+	$(BIN)/python -m bench
+
+clean:
+	rm -rf build .pytest_cache .mypy_cache .ruff_cache

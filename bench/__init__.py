@@ -1,0 +1,1 @@
+"""The benchmarks behind `make bench`. They report; they never fail a build."""

@@ -1,0 +1,28 @@
+"""`make bench`: run every benchmark, print a table, write build/bench.json."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import platform
+from pathlib import Path
+
+from bench import demo_load
+
+
+def main() -> None:
+    results = {
+        "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        "machine": f"{platform.machine()}, {os.cpu_count()} cores, "
+        f"Python {platform.python_version()}",
+        "demo_load": demo_load.run(),
+    }
+    out = Path("build/bench.json")
+    out.parent.mkdir(exist_ok=True)
+    out.write_text(json.dumps(results, indent=2) + "\n")
+    print(f"\nwritten to {out}")
+
+
+if __name__ == "__main__":
+    main()

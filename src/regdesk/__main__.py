@@ -1,0 +1,3 @@
+from regdesk.cli import main
+
+main()

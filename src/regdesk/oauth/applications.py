@@ -1,0 +1,216 @@
+"""Registering and managing OAuth applications (operator.md: `regdesk apps ...`).
+
+Every change is written with an audit event in the same transaction. A change of scopes bumps
+`scopes_version`, which makes the application's existing grants stop refreshing (api.md 5.1.5).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from collections.abc import Sequence
+from typing import Any
+from urllib.parse import urlsplit
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from regdesk.audit.service import Actor, record_event
+from regdesk.db import sync_sequences, utcnow
+from regdesk.oauth.models import Application
+from regdesk.oauth.scopes import Holder, ScopeError, check_scopes, format_scopes, parse_scopes
+from regdesk.security import hash_client_secret, new_secret
+
+MIN_IMPORTED_SECRET_LENGTH = 16
+LOOPBACK_HOSTS = {"localhost"}
+
+
+class ApplicationError(ValueError):
+    """A request to register or change an application that cannot be honoured."""
+
+
+class ApplicationNotFound(LookupError):
+    pass
+
+
+def check_redirect_uri(uri: str) -> str:
+    """An absolute redirect URI: https, http on a loopback host, or a private-use scheme.
+
+    Private-use schemes (`com.example.app:/cb`, RFC 8252 7.1) must contain a dot, so that
+    they name a domain the application's author controls.
+    """
+    parts = urlsplit(uri)
+    if parts.fragment or "#" in uri:
+        raise ApplicationError(f"redirect URI {uri!r} may not contain a fragment (RFC 6749 3.1.2)")
+    if parts.scheme == "https" and parts.hostname:
+        return uri
+    if parts.scheme == "http" and parts.hostname:
+        if _is_loopback(parts.hostname):
+            return uri
+        raise ApplicationError(f"redirect URI {uri!r}: plain http is allowed only on loopback")
+    if parts.scheme and "." in parts.scheme and parts.scheme not in ("http", "https"):
+        return uri
+    raise ApplicationError(f"redirect URI {uri!r} is not an absolute https URI")
+
+
+def _is_loopback(host: str) -> bool:
+    if host in LOOPBACK_HOSTS:
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _checked_scopes(value: str, holder: Holder, field: str) -> str:
+    try:
+        return format_scopes(check_scopes(parse_scopes(value), holder))
+    except ScopeError as exc:
+        raise ApplicationError(f"{field}: {exc}") from None
+
+
+def create_application(
+    session: Session,
+    actor: Actor,
+    *,
+    name: str,
+    description: str = "",
+    redirect_uris: Sequence[str] = (),
+    obo_scopes: str = "",
+    service_scopes: str = "",
+    client_id: int | None = None,
+    client_secret: str | None = None,
+) -> tuple[Application, str]:
+    """Register an application; returns it with its client secret, which is shown this once.
+
+    `client_id` and `client_secret` keep credentials that tools already hold, for an
+    organizer moving from another instance (operator.md).
+    """
+    if not name.strip():
+        raise ApplicationError("name may not be empty")
+    if client_secret is not None and len(client_secret) < MIN_IMPORTED_SECRET_LENGTH:
+        raise ApplicationError(
+            f"client secret must be at least {MIN_IMPORTED_SECRET_LENGTH} characters"
+        )
+    if client_id is not None:
+        if client_id < 1:
+            raise ApplicationError("client id must be a positive integer")
+        if session.get(Application, client_id) is not None:
+            raise ApplicationError(f"client id {client_id} is already registered")
+    secret = client_secret if client_secret is not None else new_secret()
+    now = utcnow()
+    application = Application(
+        id=client_id,
+        name=name.strip(),
+        description=description,
+        secret_hash=hash_client_secret(secret),
+        redirect_uris=[check_redirect_uri(uri) for uri in dict.fromkeys(redirect_uris)],
+        obo_scopes=_checked_scopes(obo_scopes, Holder.OBO, "OBO scopes"),
+        service_scopes=_checked_scopes(service_scopes, Holder.SERVICE, "service scopes"),
+        scopes_version=1,
+        suspended=False,
+        created_at=now,
+        updated_at=now,
+    )
+    session.add(application)
+    session.flush()
+    if client_id is not None:
+        sync_sequences(session, Application.__tablename__)
+    record_event(
+        session,
+        actor,
+        "app.created",
+        target_type="application",
+        target_id=application.id,
+        details={"name": application.name, "imported_credentials": client_secret is not None},
+    )
+    return application, secret
+
+
+def get_application(session: Session, client_id: int) -> Application:
+    application = session.get(Application, client_id)
+    if application is None:
+        raise ApplicationNotFound(f"no application with client id {client_id}")
+    return application
+
+
+def list_applications(session: Session) -> list[Application]:
+    return list(session.scalars(select(Application).order_by(Application.id)))
+
+
+def count_applications(session: Session) -> int:
+    return session.scalar(select(func.count()).select_from(Application)) or 0
+
+
+def update_application(
+    session: Session,
+    actor: Actor,
+    client_id: int,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    redirect_uris: Sequence[str] | None = None,
+    obo_scopes: str | None = None,
+    service_scopes: str | None = None,
+) -> Application:
+    """Change what is given; leave the rest. Returns the application as it now is."""
+    application = get_application(session, client_id)
+    changes: dict[str, Any] = {}
+    if name is not None:
+        if not name.strip():
+            raise ApplicationError("name may not be empty")
+        changes["name"] = name.strip()
+    if description is not None:
+        changes["description"] = description
+    if redirect_uris is not None:
+        changes["redirect_uris"] = [check_redirect_uri(u) for u in dict.fromkeys(redirect_uris)]
+    if obo_scopes is not None:
+        changes["obo_scopes"] = _checked_scopes(obo_scopes, Holder.OBO, "OBO scopes")
+    if service_scopes is not None:
+        changes["service_scopes"] = _checked_scopes(
+            service_scopes, Holder.SERVICE, "service scopes"
+        )
+    changed = [field for field, value in changes.items() if getattr(application, field) != value]
+    if not changed:
+        return application
+    for field in changed:
+        setattr(application, field, changes[field])
+    if {"obo_scopes", "service_scopes"} & set(changed):
+        application.scopes_version += 1
+    application.updated_at = utcnow()
+    record_event(
+        session,
+        actor,
+        "app.updated",
+        target_type="application",
+        target_id=application.id,
+        details={"fields": changed},
+    )
+    return application
+
+
+def set_suspended(session: Session, actor: Actor, client_id: int, suspended: bool) -> Application:
+    """Suspend (its tokens stop working at once) or reinstate an application."""
+    application = get_application(session, client_id)
+    if application.suspended != suspended:
+        application.suspended = suspended
+        application.updated_at = utcnow()
+        record_event(
+            session,
+            actor,
+            "app.suspended" if suspended else "app.unsuspended",
+            target_type="application",
+            target_id=application.id,
+        )
+    return application
+
+
+def rotate_secret(session: Session, actor: Actor, client_id: int) -> tuple[Application, str]:
+    """A new client secret; the old one stops working at once. Returns the new secret."""
+    application = get_application(session, client_id)
+    secret = new_secret()
+    application.secret_hash = hash_client_secret(secret)
+    application.secret_rotated_at = application.updated_at = utcnow()
+    record_event(
+        session, actor, "app.secret_rotated", target_type="application", target_id=application.id
+    )
+    return application, secret

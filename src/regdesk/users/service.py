@@ -1,0 +1,110 @@
+"""Creating and finding users (the organizer's `regdesk users create`)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from sqlalchemy import func, insert, select
+from sqlalchemy.orm import Session
+
+from regdesk.audit.service import Actor, record_event
+from regdesk.roles.models import Role, RoleScope, UserRole
+from regdesk.security import hash_password
+from regdesk.users.fields import check_username, normalize_email
+from regdesk.users.models import User, UserPermission
+from regdesk.users.permissions import check_permission
+
+
+class UserError(ValueError):
+    """A user that cannot be created as asked; the message names the field."""
+
+
+@dataclass(frozen=True)
+class NewUser:
+    username: str
+    email: str
+    first_name: str
+    last_name: str
+    password: str | None = None
+    roles: Sequence[str] = ()
+    permissions: Sequence[str] = ()
+
+
+def find_by_login(session: Session, login: str) -> User | None:
+    """The user whose username or e-mail is `login`, whatever its case."""
+    column = User.email if "@" in login else User.username
+    return session.scalars(select(User).where(func.lower(column) == login.lower())).first()
+
+
+def create_user(session: Session, actor: Actor, new: NewUser) -> User:
+    try:
+        username = check_username(new.username)
+    except ValueError as exc:
+        raise UserError(f"username: {exc}") from None
+    try:
+        email = normalize_email(new.email)
+    except ValueError as exc:
+        raise UserError(f"email: {exc}") from None
+    for field, value in (("first name", new.first_name), ("last name", new.last_name)):
+        if not value.strip() or len(value) > 100:
+            raise UserError(f"{field}: must be 1 to 100 characters")
+    if find_by_login(session, username) is not None:
+        raise UserError(f"username: {username!r} is taken")
+    if find_by_login(session, email) is not None:
+        raise UserError(f"email: {email!r} belongs to another user")
+    try:
+        permissions = sorted({check_permission(p) for p in new.permissions})
+    except ValueError as exc:
+        raise UserError(f"permission: {exc}") from None
+    roles = _roles_by_name(session, new.roles)
+
+    user = User(
+        username=username,
+        email=email,
+        first_name=new.first_name.strip(),
+        last_name=new.last_name.strip(),
+        password_hash=hash_password(new.password) if new.password else None,
+    )
+    session.add(user)
+    session.flush()
+    if permissions:
+        session.execute(
+            insert(UserPermission), [{"user_id": user.id, "name": p} for p in permissions]
+        )
+    if roles:
+        session.execute(
+            insert(UserRole),
+            [{"user_id": user.id, "role_id": r.id, "scope": RoleScope.CONVENTION} for r in roles],
+        )
+    record_event(
+        session,
+        actor,
+        "user.created",
+        target_type="user",
+        target_id=user.id,
+        details={"roles": [r.name for r in roles], "permissions": permissions},
+    )
+    return user
+
+
+def _roles_by_name(session: Session, names: Sequence[str]) -> list[Role]:
+    wanted = list(dict.fromkeys(names))
+    found = {r.name: r for r in session.scalars(select(Role).where(Role.name.in_(wanted)))}
+    missing = [n for n in wanted if n not in found]
+    if missing:
+        known = session.scalars(select(Role.name).order_by(Role.name)).all()
+        raise UserError(
+            f"role: no role named {missing[0]!r} (roles: {', '.join(known) or 'none yet'})"
+        )
+    return [found[n] for n in wanted]
+
+
+def permissions_of(session: Session, user_id: int) -> list[str]:
+    return list(
+        session.scalars(
+            select(UserPermission.name)
+            .where(UserPermission.user_id == user_id)
+            .order_by(UserPermission.name)
+        )
+    )

@@ -1,0 +1,80 @@
+"""The data layer's own promises: timestamps, the shared secret key, SQLite's settings."""
+
+from __future__ import annotations
+
+import datetime as dt
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+from sqlalchemy import Engine, select, text
+
+from regdesk.db import (
+    InstanceSetting,
+    instance_secret_key,
+    make_engine,
+    read_session,
+    write_session,
+)
+from regdesk.events.models import Event
+
+
+def test_timestamps_come_back_aware_and_in_utc(engine: Engine) -> None:
+    plus_two = dt.timezone(dt.timedelta(hours=2))
+    written = dt.datetime(2026, 7, 4, 20, 30, 0, 123000, tzinfo=plus_two)
+    with write_session(engine) as session:
+        session.add(Event(name="Con", is_current=True, created_at=written))
+    with read_session(engine) as session:
+        read = session.scalars(select(Event.created_at)).one()
+    assert read.tzinfo is not None
+    assert read == written
+    assert read.utcoffset() == dt.timedelta(0)
+
+
+def test_naive_timestamps_are_refused(engine: Engine) -> None:
+    with pytest.raises(Exception, match="naive"), write_session(engine) as session:
+        session.add(Event(name="Con", is_current=True, created_at=dt.datetime(2026, 1, 1)))
+
+
+def test_secret_key_is_generated_once_and_shared_by_concurrent_processes(
+    engine: Engine, database_url: str
+) -> None:
+    engines = [make_engine(database_url) for _ in range(4)]
+    try:
+        with ThreadPoolExecutor(max_workers=4) as pool:
+            keys = list(pool.map(lambda e: instance_secret_key(e, None), engines))
+        assert len(set(keys)) == 1
+        assert len(keys[0]) >= 43  # 48 random bytes, URL-safe base64
+        assert instance_secret_key(engine, None) == keys[0]
+        with read_session(engine) as session:
+            assert session.scalars(select(InstanceSetting)).all()[0].value == keys[0]
+    finally:
+        for other in engines:
+            other.dispose()
+
+
+def test_a_configured_secret_key_wins_and_is_not_stored(engine: Engine) -> None:
+    configured = "k" * 40
+    assert instance_secret_key(engine, configured) == configured
+    with read_session(engine) as session:
+        assert session.scalars(select(InstanceSetting)).all() == []
+
+
+def test_sqlite_file_runs_in_wal_mode_with_foreign_keys(sqlite_url: str) -> None:
+    engine = make_engine(sqlite_url)
+    with engine.connect() as connection:
+        assert connection.execute(text("PRAGMA journal_mode")).scalar() == "wal"
+        assert connection.execute(text("PRAGMA foreign_keys")).scalar() == 1
+    engine.dispose()
+
+
+def test_a_failed_write_session_leaves_nothing(engine: Engine) -> None:
+    def write_then_fail() -> None:
+        with write_session(engine) as session:
+            session.add(Event(name="Con", is_current=True))
+            session.flush()
+            raise RuntimeError("boom")
+
+    with pytest.raises(RuntimeError):
+        write_then_fail()
+    with read_session(engine) as session:
+        assert session.scalars(select(Event)).all() == []
