@@ -175,6 +175,16 @@ def db_upgrade(context: Context) -> None:
     click.echo(f"schema at revision {current_revision(context.engine)}")
 
 
+@db.command("revision")
+@click.option("-m", "--message", required=True, help="What the change is, in a few words.")
+@pass_context
+def db_revision(context: Context, message: str) -> None:
+    """For developers: write a migration for what the models changed (review it!)."""
+    from regdesk.migrations.runner import new_revision
+
+    new_revision(context.engine, message)
+
+
 # --- data ----------------------------------------------------------------------------------
 
 

@@ -40,6 +40,14 @@ def upgrade(engine: Engine, revision: str = "head") -> None:
                 connection.commit()
 
 
+def new_revision(engine: Engine, message: str) -> None:
+    """Write a new revision from the difference between the models and `engine`'s schema."""
+    config = alembic_config()
+    with engine.connect() as connection:
+        config.attributes["connection"] = connection
+        command.revision(config, message=message, autogenerate=True)
+
+
 def current_revision(engine: Engine) -> str | None:
     with engine.connect() as connection:
         return MigrationContext.configure(connection).get_current_revision()

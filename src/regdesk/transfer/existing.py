@@ -1,0 +1,153 @@
+"""What the database already holds, preloaded in a few queries for matching and comparing.
+
+Import matches the document's records to these rows by natural key (username, role name,
+department name, event name) and writes only what differs.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy import Connection, Table, select
+
+from regdesk.departments.models import Department, DepartmentLead
+from regdesk.events.models import Event, EventOption
+from regdesk.roles.models import Role, UserRole
+from regdesk.users.models import User, UserPermission
+from regdesk.volunteers.models import (
+    Volunteer,
+    VolunteerContactMethod,
+    VolunteerDepartmentState,
+    VolunteerOptionValue,
+)
+
+Row = dict[str, Any]
+
+
+def table(model: type[Any]) -> Table:
+    value = model.__table__
+    assert isinstance(value, Table)
+    return value
+
+
+users = table(User)
+user_permissions = table(UserPermission)
+roles = table(Role)
+user_roles = table(UserRole)
+departments = table(Department)
+department_leads = table(DepartmentLead)
+events = table(Event)
+event_options = table(EventOption)
+volunteers = table(Volunteer)
+contact_methods = table(VolunteerContactMethod)
+department_states = table(VolunteerDepartmentState)
+option_values = table(VolunteerOptionValue)
+
+
+@dataclass
+class Existing:
+    """The rows an import is matched against, keyed the way the document names them."""
+
+    users: dict[str, Row]  # by lower(username), as the unique index compares them
+    user_emails: dict[str, int]  # lower(email) -> user id
+    user_roles: dict[int, dict[int, str]]  # user id -> role id -> scope
+    user_permissions: dict[int, set[str]]
+    roles: dict[str, Row]  # by name
+    departments: dict[str, Row]
+    department_leads: dict[int, set[int]]
+    events: dict[str, Row]
+    event_options: dict[int, dict[str, Row]]  # event id -> option name -> row
+    user_names_by_id: dict[int, str] = field(init=False)
+    role_names_by_id: dict[int, str] = field(init=False)
+    department_names_by_id: dict[int, str] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.user_names_by_id = {row["id"]: row["username"] for row in self.users.values()}
+        self.role_names_by_id = {row["id"]: name for name, row in self.roles.items()}
+        self.department_names_by_id = {row["id"]: n for n, row in self.departments.items()}
+
+    def current_event(self) -> Row | None:
+        return next((row for row in self.events.values() if row["is_current"]), None)
+
+
+def load_existing(conn: Connection) -> Existing:
+    user_rows = _rows(conn, users)
+    return Existing(
+        users={row["username"].lower(): row for row in user_rows},
+        user_emails={row["email"].lower(): row["id"] for row in user_rows},
+        user_roles=_nested(conn, user_roles, "user_id", "role_id", "scope"),
+        user_permissions=_sets(conn, user_permissions, "user_id", "name"),
+        roles={row["name"]: row for row in _rows(conn, roles)},
+        departments={row["name"]: row for row in _rows(conn, departments)},
+        department_leads=_sets(conn, department_leads, "department_id", "user_id"),
+        events={row["name"]: row for row in _rows(conn, events)},
+        event_options=_nested(conn, event_options, "event_id", "name", None),
+    )
+
+
+@dataclass
+class ExistingVolunteers:
+    """One event's volunteer records and what hangs off them."""
+
+    by_user: dict[int, Row]
+    contact_methods: dict[int, list[tuple[str, str, bool]]]  # in position order
+    states: dict[int, set[tuple[int, str]]]  # volunteer id -> (department id, state)
+    options: dict[int, dict[int, Any]]  # volunteer id -> option id -> value
+
+
+def load_volunteers(conn: Connection, event_id: int | None) -> ExistingVolunteers:
+    if event_id is None:
+        return ExistingVolunteers({}, {}, {}, {})
+    of_event = select(volunteers.c.id).where(volunteers.c.event_id == event_id)
+    methods: defaultdict[int, list[tuple[str, str, bool]]] = defaultdict(list)
+    method_rows = conn.execute(
+        select(contact_methods)
+        .where(contact_methods.c.volunteer_id.in_(of_event))
+        .order_by(contact_methods.c.volunteer_id, contact_methods.c.position)
+    )
+    for row in method_rows:
+        methods[row.volunteer_id].append((row.name, row.value, row.is_primary))
+    states: defaultdict[int, set[tuple[int, str]]] = defaultdict(set)
+    for row in conn.execute(
+        select(department_states).where(department_states.c.volunteer_id.in_(of_event))
+    ):
+        states[row.volunteer_id].add((row.department_id, row.state))
+    return ExistingVolunteers(
+        by_user={
+            row["user_id"]: row
+            for row in _rows(conn, volunteers, volunteers.c.event_id == event_id)
+        },
+        contact_methods=dict(methods),
+        states=dict(states),
+        options=_nested(
+            conn,
+            option_values,
+            "volunteer_id",
+            "option_id",
+            "value",
+            option_values.c.volunteer_id.in_(of_event),
+        ),
+    )
+
+
+def _rows(conn: Connection, source: Table, *where: Any) -> list[Row]:
+    return [dict(row) for row in conn.execute(select(source).where(*where)).mappings()]
+
+
+def _sets(conn: Connection, source: Table, key: str, member: str) -> dict[int, set[Any]]:
+    grouped: defaultdict[int, set[Any]] = defaultdict(set)
+    for row in conn.execute(select(source.c[key], source.c[member])):
+        grouped[row[0]].add(row[1])
+    return dict(grouped)
+
+
+def _nested(
+    conn: Connection, source: Table, outer: str, inner: str, value: str | None, *where: Any
+) -> dict[Any, dict[Any, Any]]:
+    """{outer: {inner: value}}, or {outer: {inner: row}} when `value` is None."""
+    grouped: defaultdict[Any, dict[Any, Any]] = defaultdict(dict)
+    for row in conn.execute(select(source).where(*where)).mappings():
+        grouped[row[outer]][row[inner]] = dict(row) if value is None else row[value]
+    return dict(grouped)
