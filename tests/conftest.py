@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import quote
 
@@ -28,12 +29,11 @@ def postgres_base_url() -> str | None:
     return os.environ.get(POSTGRES_ENV) or None
 
 
-@pytest.fixture(
-    params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)],
-)
-def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path / 'regdesk.sqlite3'}"
+@contextmanager
+def scratch_database_url(backend: str, directory: Path) -> Iterator[str]:
+    """An empty database of its own on `backend` (sqlite or postgresql), dropped afterwards."""
+    if backend == "sqlite":
+        yield f"sqlite:///{directory / f'{uuid.uuid4().hex}.sqlite3'}"
         return
     base = postgres_base_url()
     if base is None:
@@ -49,6 +49,14 @@ def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str
         with admin.begin() as conn:
             conn.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
         admin.dispose()
+
+
+@pytest.fixture(
+    params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)],
+)
+def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    with scratch_database_url(request.param, tmp_path) as url:
+        yield url
 
 
 @pytest.fixture

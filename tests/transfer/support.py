@@ -3,17 +3,13 @@
 from __future__ import annotations
 
 import copy
-import os
-import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import cache
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
 
-import pytest
-from sqlalchemy import Engine, select, text
+from sqlalchemy import Engine, select
 from sqlalchemy.engine import make_url
 
 from regdesk.audit.service import Actor
@@ -22,8 +18,8 @@ from regdesk.migrations.runner import upgrade
 from regdesk.models import metadata
 from regdesk.security import hash_password
 from regdesk.transfer.importer import ImportResult, import_document
+from tests.conftest import scratch_database_url
 
-POSTGRES_ENV = "REGDESK_TEST_POSTGRES_URL"  # as in tests/conftest.py
 ACTOR = Actor(label="test:transfer")
 FOX_PASSWORD = "correct horse battery staple"
 ZOE_PASSWORD = "Zoë's own passphrase"
@@ -54,29 +50,13 @@ def backend_of(database_url: str) -> str:
 @contextmanager
 def empty_database(backend: str, directory: Path) -> Iterator[Engine]:
     """A migrated database of its own on `backend` (sqlite or postgresql), dropped afterwards."""
-    if backend == "sqlite":
-        engine = make_engine(f"sqlite:///{directory / f'{uuid.uuid4().hex}.sqlite3'}")
-        upgrade(engine)
-        yield engine
-        engine.dispose()
-        return
-    base = os.environ.get(POSTGRES_ENV)
-    if not base:
-        pytest.skip(f"{POSTGRES_ENV} is not set: PostgreSQL run skipped")
-    schema = f"t_{uuid.uuid4().hex[:16]}"
-    admin = make_engine(base)
-    with admin.begin() as connection:
-        connection.execute(text(f'CREATE SCHEMA "{schema}"'))
-    separator = "&" if "?" in base else "?"
-    engine = make_engine(f"{base}{separator}options={quote(f'-csearch_path={schema}')}")
-    try:
-        upgrade(engine)
-        yield engine
-    finally:
-        engine.dispose()
-        with admin.begin() as connection:
-            connection.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
-        admin.dispose()
+    with scratch_database_url(backend, directory) as url:
+        engine = make_engine(url)
+        try:
+            upgrade(engine)
+            yield engine
+        finally:
+            engine.dispose()
 
 
 def rich_document() -> dict[str, Any]:

@@ -58,12 +58,6 @@ DEFAULT_EVENT_NAME = "Current event"
 MAX_ERRORS = 100
 
 
-def format_timestamp(value: dt.datetime) -> str:
-    """decisions.md, Identifiers and formats: UTC, milliseconds, `Z`."""
-    utc = value.astimezone(dt.UTC)
-    return utc.strftime("%Y-%m-%dT%H:%M:%S.") + f"{utc.microsecond // 1000:03d}Z"
-
-
 def format_date(value: dt.date | None) -> str | None:
     return None if value is None else value.isoformat()
 
