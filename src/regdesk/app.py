@@ -5,13 +5,30 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from importlib.metadata import version
+from typing import Any
 
 from fastapi import FastAPI, Request
+from fastapi.openapi.utils import get_openapi
 from fastapi.responses import HTMLResponse, JSONResponse
 from sqlalchemy import text
 
 from regdesk.config import Settings, load_settings
 from regdesk.db import instance_secret_key, make_engine
+from regdesk.departments.routes import router as departments_router
+from regdesk.errors import install_error_handlers
+from regdesk.oauth.routes import router as oauth_router
+from regdesk.pagination import Cursors
+from regdesk.roles.routes import router as roles_router
+from regdesk.schemas import add_request_models
+from regdesk.users.routes import router as users_router
+from regdesk.volunteers.routes import router as volunteers_router
+
+DESCRIPTION = """\
+Registration service for fan conventions: users, volunteers, departments and roles, with
+OAuth 2.0 bearer tokens. Every API request carries `Authorization: Bearer <token>`; get a
+token from `POST /api/oauth/token`. Errors come in one envelope,
+`{"errors": {"<category>": {"message": "..."}}}`.
+"""
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
@@ -21,12 +38,22 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         app.state.secret_key = instance_secret_key(engine, settings.secret_key)
+        app.state.cursors = Cursors(app.state.secret_key)
         yield
         engine.dispose()
 
-    app = FastAPI(title="regdesk", version=version("regdesk"), lifespan=lifespan)
+    app = FastAPI(
+        title="regdesk",
+        version=version("regdesk"),
+        description=DESCRIPTION,
+        lifespan=lifespan,
+    )
     app.state.settings = settings
     app.state.engine = engine
+    install_error_handlers(app)
+    app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]
+    for router in (oauth_router, volunteers_router, users_router, roles_router, departments_router):
+        app.include_router(router)
 
     @app.get("/healthz", include_in_schema=False)
     def healthz(request: Request) -> JSONResponse:
@@ -48,3 +75,16 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         )
 
     return app
+
+
+def _openapi(app: FastAPI) -> dict[str, Any]:
+    if app.openapi_schema is None:
+        document = get_openapi(
+            title=app.title,
+            version=app.version,
+            description=app.description,
+            routes=app.routes,
+        )
+        add_request_models(document)
+        app.openapi_schema = document
+    return app.openapi_schema

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
-from sqlalchemy import func, insert, select
+from sqlalchemy import Row, func, insert, select
 from sqlalchemy.orm import Session
 
 from regdesk.audit.service import Actor, record_event
@@ -108,3 +109,42 @@ def permissions_of(session: Session, user_id: int) -> list[str]:
             .order_by(UserPermission.name)
         )
     )
+
+
+# --- reading users (api.md 4.6, 4.7) --------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class UserFilters:
+    role_id: int | None = None
+    email: str | None = None
+    username: str | None = None
+
+
+USERS = User.__table__
+
+
+def get_user(session: Session, user_id: int) -> Row[Any] | None:
+    return session.execute(select(USERS).where(USERS.c.id == user_id)).first()
+
+
+def search_users(
+    session: Session, filters: UserFilters, after_id: int, limit: int
+) -> tuple[list[Row[Any]], bool]:
+    """Users in id order after `after_id`, matching every filter; and whether more follow."""
+    query = select(USERS).where(User.id > after_id).order_by(User.id).limit(limit + 1)
+    if filters.role_id is not None:
+        # Walks ix_user_roles_role_id_user_id in user-id order.
+        query = query.join(UserRole, UserRole.user_id == User.id).where(
+            UserRole.role_id == filters.role_id
+        )
+    if filters.email is not None:
+        query = query.where(func.lower(User.email) == filters.email.lower())
+    if filters.username is not None:
+        # The lower() term lets the case-insensitive unique index find the row.
+        query = query.where(
+            func.lower(User.username) == filters.username.lower(),
+            User.username == filters.username,
+        )
+    users = list(session.execute(query))
+    return users[:limit], len(users) > limit

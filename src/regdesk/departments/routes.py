@@ -1,0 +1,30 @@
+"""Department API (api.md 4.5)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Security
+from fastapi.responses import JSONResponse
+
+from regdesk.departments import service
+from regdesk.departments.schemas import Department
+from regdesk.deps import ReadSession
+from regdesk.errors import api_responses
+from regdesk.oauth.guard import bearer
+from regdesk.oauth.tokens import LiveToken
+
+router = APIRouter(prefix="/api/v0", tags=["Volunteers"])
+
+VolunteerReader = Annotated[LiveToken, Security(bearer, scopes=["volunteer:read"])]
+
+
+@router.get(
+    "/volunteers/departments",
+    summary="List volunteer departments",
+    response_model=list[Department],
+    responses=api_responses(401, 403),
+)
+def list_departments(token: VolunteerReader, session: ReadSession) -> Any:
+    """Every department, publicly visible or not: a bare array, not wrapped (api.md 4.5)."""
+    return JSONResponse(service.list_departments(session))

@@ -1,0 +1,39 @@
+"""FastAPI dependencies as named types, so a route states in its signature what it needs."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Annotated
+
+from fastapi import Depends, Request
+from sqlalchemy.orm import Session
+
+from regdesk.config import Settings
+from regdesk.db import read_session, write_session
+from regdesk.pagination import Cursors
+
+
+def _settings(request: Request) -> Settings:
+    settings: Settings = request.app.state.settings
+    return settings
+
+
+def _reading(request: Request) -> Iterator[Session]:
+    with read_session(request.app.state.engine) as session:
+        yield session
+
+
+def _writing(request: Request) -> Iterator[Session]:
+    with write_session(request.app.state.engine) as session:
+        yield session
+
+
+def _cursors(request: Request) -> Cursors:
+    cursors: Cursors = request.app.state.cursors
+    return cursors
+
+
+SettingsDep = Annotated[Settings, Depends(_settings)]
+ReadSession = Annotated[Session, Depends(_reading)]  # one read transaction per request
+WriteSession = Annotated[Session, Depends(_writing)]  # committed when the route returns
+CursorsDep = Annotated[Cursors, Depends(_cursors)]

@@ -1,0 +1,246 @@
+"""The API's errors and the one place that renders them (decisions.md, Errors).
+
+API routes raise an `ApiError`; the handlers here turn it, and every framework error, into the
+hosted service's envelope `{"errors": {<category>: {...}}}` with the RFC 6750 headers. OAuth
+endpoints raise `OAuthError`, rendered in the RFC 6749 5.2 shape instead.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel, create_model
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+log = logging.getLogger("regdesk.errors")
+
+NO_STORE = {"Cache-Control": "no-store", "Pragma": "no-cache"}
+
+
+class ApiError(Exception):
+    status_code = 500
+    category = "server"
+
+    def __init__(self, message: str, **extra: Any) -> None:
+        super().__init__(message)
+        self.message = message
+        self.extra = extra
+
+    def body(self) -> dict[str, Any]:
+        return {"errors": {self.category: {"message": self.message, **self.extra}}}
+
+    def headers(self) -> dict[str, str]:
+        return {}
+
+
+class ValidationFailed(ApiError):
+    """400: the request is malformed; `fields` says which and why."""
+
+    status_code = 400
+    category = "validation"
+
+    def __init__(self, message: str, fields: Mapping[str, str]) -> None:
+        super().__init__(message, fields=dict(fields))
+
+
+class InvalidToken(ApiError):
+    """401: no live bearer token. Real clients look for these exact messages."""
+
+    status_code = 401
+    category = "authentication"
+
+    def __init__(self, message: str = "Invalid token.") -> None:
+        super().__init__(message)
+
+    def headers(self) -> dict[str, str]:
+        description = "expired" if self.message == "Token expired." else "invalid"
+        return {
+            "WWW-Authenticate": (
+                f'Bearer error="invalid_token", error_description="The token is {description}"'
+            )
+        }
+
+
+class TokenExpired(InvalidToken):
+    def __init__(self) -> None:
+        super().__init__("Token expired.")
+
+
+class InsufficientScope(ApiError):
+    """403: a live token without the scope the route needs."""
+
+    status_code = 403
+    category = "access"
+
+    def __init__(self, scopes: Sequence[str]) -> None:
+        self.scopes = list(scopes)
+        super().__init__(
+            f"This action needs the scope {' '.join(self.scopes)}.", permissions=self.scopes
+        )
+
+    def headers(self) -> dict[str, str]:
+        return {
+            "WWW-Authenticate": (
+                f'Bearer error="insufficient_scope", scope="{" ".join(self.scopes)}"'
+            )
+        }
+
+
+class NotFound(ApiError):
+    status_code = 404
+    category = "resource"
+
+
+class OAuthError(Exception):
+    """An RFC 6749 5.2 error of the token, revocation or introspection endpoint."""
+
+    def __init__(
+        self,
+        error: str,
+        description: str,
+        status_code: int = 400,
+        headers: Mapping[str, str] | None = None,
+    ) -> None:
+        super().__init__(f"{error}: {description}")
+        self.error = error
+        self.description = description
+        self.status_code = status_code
+        self.extra_headers = dict(headers or {})
+
+    def response(self) -> JSONResponse:
+        return JSONResponse(
+            {"error": self.error, "error_description": self.description},
+            status_code=self.status_code,
+            headers={**NO_STORE, **self.extra_headers},
+        )
+
+
+def error_response(error: ApiError) -> JSONResponse:
+    return JSONResponse(error.body(), status_code=error.status_code, headers=error.headers())
+
+
+LOCATIONS = ("body", "query", "path", "header")
+
+
+def field_errors(problems: Sequence[Mapping[str, Any]]) -> dict[str, str]:
+    """pydantic's errors as `{field: message}`: ("body", "filter", "roleId") -> "filter.roleId".
+
+    Only pydantic's message is used, never the input, which may hold what it should not echo.
+    """
+    fields: dict[str, str] = {}
+    for problem in problems:
+        location = list(problem["loc"])
+        if location and location[0] in LOCATIONS:
+            location = location[1:]
+        name = ".".join(str(part) for part in location) or "body"
+        if problem.get("type") == "json_invalid":
+            name, message = "body", "The body is not valid JSON."
+        elif problem.get("type") == "extra_forbidden":
+            message = "Unknown member."
+        else:
+            message = str(problem["msg"])
+        fields.setdefault(name, message)
+    return fields
+
+
+def _validation_response(_: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, RequestValidationError)
+    return error_response(ValidationFailed("The request is not valid.", field_errors(exc.errors())))
+
+
+def _api_error_response(_: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, ApiError)
+    return error_response(exc)
+
+
+def _oauth_error_response(_: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, OAuthError)
+    return exc.response()
+
+
+def _http_error_response(_: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, StarletteHTTPException)
+    if exc.status_code == 404:
+        return error_response(NotFound("Not found."))
+    if exc.status_code == 405:
+        error = ApiError("This method is not allowed here.")
+        error.status_code, error.category = 405, "request"
+        return JSONResponse(error.body(), status_code=405, headers=dict(exc.headers or {}))
+    error = ApiError(str(exc.detail))
+    error.status_code, error.category = exc.status_code, "request"
+    return JSONResponse(error.body(), status_code=exc.status_code, headers=dict(exc.headers or {}))
+
+
+def _server_error_response(_: Request, exc: Exception) -> JSONResponse:
+    # The hash ties the client's report to the full trace in our log, which it never sees.
+    trace = secrets.token_hex(8)
+    log.error("unhandled error %s", trace, exc_info=exc)
+    return JSONResponse({"errors": {"server": {"hash": trace}}}, status_code=500)
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    app.add_exception_handler(RequestValidationError, _validation_response)
+    app.add_exception_handler(ApiError, _api_error_response)
+    app.add_exception_handler(OAuthError, _oauth_error_response)
+    app.add_exception_handler(StarletteHTTPException, _http_error_response)
+    app.add_exception_handler(Exception, _server_error_response)
+
+
+# --- the envelopes, as the OpenAPI document describes them ---------------------------------
+
+
+class _Message(BaseModel):
+    message: str
+
+
+class _ValidationDetail(_Message):
+    fields: dict[str, str]
+
+
+class _AccessDetail(_Message):
+    permissions: list[str]
+
+
+class _ServerDetail(BaseModel):
+    hash: str
+
+
+def _envelope(name: str, category: str, detail: type[BaseModel]) -> type[BaseModel]:
+    inner = create_model(f"{name}Errors", **{category: (detail, ...)})  # type: ignore[call-overload]
+    model: type[BaseModel] = create_model(name, errors=(inner, ...))
+    return model
+
+
+ENVELOPES: dict[int, tuple[str, type[BaseModel]]] = {
+    400: (
+        "Invalid input: `fields` names each bad field.",
+        _envelope("ValidationError", "validation", _ValidationDetail),
+    ),
+    401: (
+        "No live token: `Invalid token.` or `Token expired.`",
+        _envelope("AuthenticationError", "authentication", _Message),
+    ),
+    403: (
+        "The token lacks the scope named in `permissions`.",
+        _envelope("AccessError", "access", _AccessDetail),
+    ),
+    404: ("No such record.", _envelope("ResourceError", "resource", _Message)),
+    500: (
+        "Server error; `hash` identifies it in the server's log.",
+        _envelope("ServerError", "server", _ServerDetail),
+    ),
+}
+
+
+def api_responses(*codes: int) -> dict[int | str, dict[str, Any]]:
+    """The `responses=` of a route: its error statuses, each with its envelope."""
+    return {
+        code: {"description": ENVELOPES[code][0], "model": ENVELOPES[code][1]}
+        for code in (*codes, 500)
+    }

@@ -1,0 +1,65 @@
+"""An application as Authlib's server core sees it: the ClientMixin over our Application row."""
+
+from __future__ import annotations
+
+from sqlalchemy.orm import Session
+
+from regdesk.oauth.models import Application
+from regdesk.oauth.scopes import format_scopes, parse_scopes
+from regdesk.security import verify_client_secret
+
+# decisions.md, Tokens: form fields or HTTP Basic; never a public client.
+TOKEN_ENDPOINT_AUTH_METHODS = ("client_secret_basic", "client_secret_post")
+
+
+class OAuthClient:
+    """Authlib's ClientMixin, implemented over one Application."""
+
+    def __init__(self, application: Application) -> None:
+        self.application = application
+
+    @property
+    def id(self) -> int:
+        return self.application.id
+
+    def get_client_id(self) -> str:
+        return str(self.application.id)
+
+    def get_default_redirect_uri(self) -> str | None:
+        uris = self.application.redirect_uris
+        return uris[0] if len(uris) == 1 else None
+
+    def check_redirect_uri(self, redirect_uri: str) -> bool:
+        return redirect_uri in self.application.redirect_uris  # exact string match
+
+    def check_client_secret(self, client_secret: str) -> bool:
+        return verify_client_secret(self.application.secret_hash, client_secret)
+
+    def check_endpoint_auth_method(self, method: str, endpoint: str) -> bool:
+        return method in TOKEN_ENDPOINT_AUTH_METHODS
+
+    def check_response_type(self, response_type: str) -> bool:
+        return response_type == "code" and bool(self.application.obo_scopes)
+
+    def check_grant_type(self, grant_type: str) -> bool:
+        if grant_type == "client_credentials":
+            return bool(self.application.service_scopes)
+        return grant_type in ("authorization_code", "refresh_token") and bool(
+            self.application.obo_scopes
+        )
+
+    def get_allowed_scope(self, scope: str | None) -> str:
+        """The token's scope: what was asked (already checked), or every approved scope."""
+        if scope:
+            return format_scopes(parse_scopes(scope))
+        return self.application.service_scopes
+
+
+def load_client(session: Session, client_id: str | None) -> OAuthClient | None:
+    """The application behind a `client_id`, or None (unknown, malformed or suspended)."""
+    if not client_id or not client_id.isascii() or not client_id.isdigit() or len(client_id) > 18:
+        return None
+    application = session.get(Application, int(client_id))
+    if application is None or application.suspended:
+        return None
+    return OAuthClient(application)

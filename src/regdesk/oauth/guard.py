@@ -1,0 +1,63 @@
+"""The bearer guard every API route uses (api.md 5; decisions.md, Errors).
+
+A route names the scope it needs: `token: Annotated[LiveToken, Security(bearer, scopes=[...])]`.
+No live token: 401 with `Invalid token.` or `Token expired.` (the messages real clients look
+for). A live token without the scope: 403 naming it. Cookies play no part (decisions.md).
+"""
+
+from __future__ import annotations
+
+from fastapi import Request
+from fastapi.openapi.models import (
+    OAuthFlowAuthorizationCode,
+    OAuthFlowClientCredentials,
+    OAuthFlows,
+)
+from fastapi.security import OAuth2, SecurityScopes
+
+from regdesk.db import read_session
+from regdesk.errors import InsufficientScope, InvalidToken, TokenExpired
+from regdesk.oauth.scopes import SCOPES, Holder
+from regdesk.oauth.tokens import LiveToken, TokenRefused, find_live_token
+
+# Described in the OpenAPI document; the header itself is read by `bearer` below.
+oauth2_scheme = OAuth2(
+    flows=OAuthFlows(
+        clientCredentials=OAuthFlowClientCredentials(
+            tokenUrl="/api/oauth/token",
+            scopes={s.name: s.description for s in SCOPES.values() if s.holder & Holder.SERVICE},
+        ),
+        authorizationCode=OAuthFlowAuthorizationCode(
+            authorizationUrl="/oauth/authorize",
+            tokenUrl="/api/oauth/token",
+            scopes={s.name: s.description for s in SCOPES.values() if s.holder & Holder.OBO},
+        ),
+    ),
+    scheme_name="regdesk",
+    auto_error=False,
+)
+
+
+def bearer_credential(request: Request) -> str | None:
+    """The token of an `Authorization: Bearer <token>` header, or None."""
+    header = request.headers.get("authorization", "")
+    scheme, _, credential = header.partition(" ")
+    credential = credential.strip()
+    if scheme.lower() != "bearer" or not credential or len(credential) > 512:
+        return None
+    return credential
+
+
+def bearer(security_scopes: SecurityScopes, request: Request) -> LiveToken:
+    credential = bearer_credential(request)
+    if credential is None:
+        raise InvalidToken()
+    with read_session(request.app.state.engine) as session:
+        try:
+            token = find_live_token(session, credential)
+        except TokenRefused as refused:
+            raise TokenExpired() if refused.expired else InvalidToken() from None
+    missing = [scope for scope in security_scopes.scopes if scope not in token.scopes]
+    if missing:
+        raise InsufficientScope(missing)
+    return token

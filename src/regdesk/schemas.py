@@ -1,0 +1,97 @@
+"""What every resource's request and response shapes share."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any, TypeVar
+
+from fastapi import Depends, Request
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, ValidationError
+
+from regdesk.errors import ValidationFailed, field_errors
+from regdesk.pagination import DEFAULT_LIMIT, MAX_LIMIT
+
+MAX_JSON_BODY = 64 * 1024
+
+
+class Record(BaseModel):
+    """A request or response shape: unknown members are an error, never ignored."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class PageRequest(Record):
+    """The body of a search (api.md 4.3, 4.7). `{}`, or no body, is the first page of 100."""
+
+    nextPage: StrictStr | None = Field(
+        default=None, description="Omitted on the first call; then the previous `nextPage`."
+    )
+    limit: Annotated[StrictInt, Field(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT
+
+
+MAX_ID_DIGITS = 18  # fits a signed 64-bit integer
+
+
+def record_id(value: str) -> int | None:
+    """A path id: a decimal integer, else None (decisions.md: then the answer is a 404)."""
+    if not value.isascii() or not value.isdigit() or len(value) > MAX_ID_DIGITS:
+        return None
+    return int(value)
+
+
+# --- JSON request bodies -------------------------------------------------------------------
+
+M = TypeVar("M", bound=BaseModel)
+
+# Every model read by `json_body`, for the OpenAPI document's components.
+REQUEST_MODELS: dict[str, type[BaseModel]] = {}
+
+
+def json_body(model: type[M]) -> Any:
+    """A dependency reading the body as JSON whatever its Content-Type, as `model`.
+
+    Real clients omit the Content-Type or send a form type with a JSON body; an empty body is
+    `{}` (decisions.md: "Body `{}`, or no body, means the first page"). Every problem is a 400
+    in the envelope, naming the field.
+    """
+    REQUEST_MODELS[model.__name__] = model
+
+    async def read(request: Request) -> M:
+        raw = await request.body()
+        if len(raw) > MAX_JSON_BODY:
+            raise ValidationFailed("The body is too large.", {"body": "At most 64 KiB."})
+        try:
+            document = json.loads(raw) if raw.strip() else {}
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            raise ValidationFailed("The body is not valid JSON.", {"body": "Not JSON."}) from None
+        if not isinstance(document, dict):
+            raise ValidationFailed("The body must be a JSON object.", {"body": "Not an object."})
+        try:
+            return model.model_validate(document)
+        except ValidationError as exc:
+            raise ValidationFailed(
+                "The request is not valid.", field_errors(exc.errors())
+            ) from None
+
+    return Depends(read)
+
+
+def request_body_openapi(model: type[BaseModel]) -> dict[str, Any]:
+    """`openapi_extra` describing a `json_body(model)` request body."""
+    return {
+        "requestBody": {
+            "required": False,
+            "content": {
+                "application/json": {"schema": {"$ref": f"#/components/schemas/{model.__name__}"}}
+            },
+        }
+    }
+
+
+def add_request_models(document: dict[str, Any]) -> None:
+    """Put the `json_body` models (and the models they use) in the document's components."""
+    schemas = document.setdefault("components", {}).setdefault("schemas", {})
+    for name, model in REQUEST_MODELS.items():
+        schema = model.model_json_schema(ref_template="#/components/schemas/{model}")
+        schemas.update(schema.pop("$defs", {}))
+        schemas[name] = schema

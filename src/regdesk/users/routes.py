@@ -1,0 +1,66 @@
+"""User API (api.md 4.6, 4.7): HTTP only; the queries live in users/service.py."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Security
+from fastapi.responses import JSONResponse
+
+from regdesk.deps import CursorsDep, ReadSession
+from regdesk.errors import NotFound, api_responses
+from regdesk.oauth.guard import bearer
+from regdesk.oauth.tokens import LiveToken
+from regdesk.pagination import page_document
+from regdesk.schemas import json_body, record_id, request_body_openapi
+from regdesk.users import service
+from regdesk.users.schemas import User, UserPage, UserSearch, render_user
+
+router = APIRouter(prefix="/api/v0", tags=["Users"])
+
+UserReader = Annotated[LiveToken, Security(bearer, scopes=["user:read"])]
+
+
+@router.get(
+    "/users/{id}",
+    summary="Get user",
+    response_model=User,
+    responses=api_responses(401, 403, 404),
+)
+def get_user(id: str, token: UserReader, session: ReadSession) -> Any:
+    """One user (api.md 2.2). An id that is not a decimal integer, or no such user: 404."""
+    user_id = record_id(id)
+    user = service.get_user(session, user_id) if user_id is not None else None
+    if user is None:
+        raise NotFound("User not found.")
+    return JSONResponse(render_user(user))
+
+
+@router.post(
+    "/users/search",
+    summary="Search users",
+    response_model=UserPage,
+    responses=api_responses(400, 401, 403),
+    openapi_extra=request_body_openapi(UserSearch),
+)
+def search_users(
+    token: UserReader,
+    session: ReadSession,
+    cursors: CursorsDep,
+    body: Annotated[UserSearch, json_body(UserSearch)],
+) -> Any:
+    """Users in creation order, at most `limit` (1 to 100) a page (api.md 4.7)."""
+    filters = body.filter.model_dump(exclude_none=True) if body.filter else {}
+    after = cursors.decode(body.nextPage, "users", filters) if body.nextPage else 0
+    users, more = service.search_users(
+        session,
+        service.UserFilters(
+            role_id=filters.get("roleId"),
+            email=filters.get("email"),
+            username=filters.get("username"),
+        ),
+        after,
+        body.limit,
+    )
+    next_page = cursors.encode("users", filters, users[-1].id) if more else None
+    return JSONResponse(page_document([render_user(u) for u in users], next_page))
