@@ -10,6 +10,7 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.openapi.utils import get_openapi
 from fastapi.responses import HTMLResponse, JSONResponse
+from fastapi_offline import FastAPIOffline
 from sqlalchemy import text
 
 from regdesk.config import Settings, load_settings
@@ -42,7 +43,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         yield
         engine.dispose()
 
-    app = FastAPI(
+    app = FastAPIOffline(
         title="regdesk",
         version=version("regdesk"),
         description=DESCRIPTION,

@@ -55,7 +55,8 @@ class TokenRequest(OAuth2Request):  # type: ignore[misc]
     def __init__(
         self, uri: str, headers: Mapping[str, str], fields: Mapping[str, Sequence[str]]
     ) -> None:
-        super().__init__(method="POST", uri=uri, headers=dict(headers))
+        # Starlette's Headers: Authlib looks up "Authorization" and needs case-insensitivity.
+        super().__init__(method="POST", uri=uri, headers=headers)
         self.payload = FormPayload(fields)
 
     @property
