@@ -78,6 +78,16 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     return app
 
 
+def _drop_unused_validation_responses(document: dict[str, Any]) -> None:
+    """FastAPI documents a 422 for every route with parameters; ours answer 400 instead."""
+    for operations in document.get("paths", {}).values():
+        for described in operations.values():
+            described.get("responses", {}).pop("422", None)
+    schemas = document.get("components", {}).get("schemas", {})
+    for name in ("HTTPValidationError", "ValidationError"):
+        schemas.pop(name, None)
+
+
 def _openapi(app: FastAPI) -> dict[str, Any]:
     if app.openapi_schema is None:
         document = get_openapi(
@@ -87,5 +97,6 @@ def _openapi(app: FastAPI) -> dict[str, Any]:
             routes=app.routes,
         )
         add_request_models(document)
+        _drop_unused_validation_responses(document)
         app.openapi_schema = document
     return app.openapi_schema

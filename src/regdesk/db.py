@@ -36,6 +36,10 @@ NAMING_CONVENTION = {
 }
 
 
+# The Integer primary keys of both databases (32-bit on PostgreSQL): a larger id names nothing.
+ID_MAX = 2**31 - 1
+
+
 class Base(DeclarativeBase):
     metadata = MetaData(naming_convention=NAMING_CONVENTION)
 
@@ -136,6 +140,17 @@ def write_session(engine: Engine) -> Iterator[Session]:
 def read_session(engine: Engine) -> Iterator[Session]:
     with Session(bind=engine, expire_on_commit=False) as s, s.begin():
         yield s
+
+
+def refresh_statistics(engine: Engine) -> None:
+    """Let the query planner see the data after a bulk load (PostgreSQL plans a role-filtered
+    page of 100,000 users in 270 ms without statistics, 0.2 ms with them)."""
+    with engine.connect() as connection:
+        if connection.dialect.name == "postgresql":
+            connection.execution_options(isolation_level="AUTOCOMMIT").exec_driver_sql("ANALYZE")
+        else:
+            connection.exec_driver_sql("PRAGMA optimize")
+            connection.commit()
 
 
 def sync_sequences(session: Session, *tables: str) -> None:

@@ -220,7 +220,7 @@ def _envelope(name: str, category: str, detail: type[BaseModel]) -> type[BaseMod
 ENVELOPES: dict[int, tuple[str, type[BaseModel]]] = {
     400: (
         "Invalid input: `fields` names each bad field.",
-        _envelope("ValidationError", "validation", _ValidationDetail),
+        _envelope("InvalidInputError", "validation", _ValidationDetail),
     ),
     401: (
         "No live token: `Invalid token.` or `Token expired.`",
@@ -230,7 +230,7 @@ ENVELOPES: dict[int, tuple[str, type[BaseModel]]] = {
         "The token lacks the scope named in `permissions`.",
         _envelope("AccessError", "access", _AccessDetail),
     ),
-    404: ("No such record.", _envelope("ResourceError", "resource", _Message)),
+    404: ("No such record.", _envelope("NotFoundError", "resource", _Message)),
     500: (
         "Server error; `hash` identifies it in the server's log.",
         _envelope("ServerError", "server", _ServerDetail),

@@ -8,6 +8,7 @@ from typing import Annotated, Any, TypeVar
 from fastapi import Depends, Request
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, ValidationError
 
+from regdesk.db import ID_MAX
 from regdesk.errors import ValidationFailed, field_errors
 from regdesk.pagination import DEFAULT_LIMIT, MAX_LIMIT
 
@@ -24,19 +25,18 @@ class PageRequest(Record):
     """The body of a search (api.md 4.3, 4.7). `{}`, or no body, is the first page of 100."""
 
     nextPage: StrictStr | None = Field(
-        default=None, description="Omitted on the first call; then the previous `nextPage`."
+        default=None,
+        description="Omitted (or null, or empty) on the first call; then the previous `nextPage`.",
     )
     limit: Annotated[StrictInt, Field(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT
 
 
-MAX_ID_DIGITS = 18  # fits a signed 64-bit integer
-
-
 def record_id(value: str) -> int | None:
-    """A path id: a decimal integer, else None (decisions.md: then the answer is a 404)."""
-    if not value.isascii() or not value.isdigit() or len(value) > MAX_ID_DIGITS:
+    """A path id: a decimal integer a record can have, else None (decisions.md: then a 404)."""
+    if not value.isascii() or not value.isdigit() or len(value) > len(str(ID_MAX)):
         return None
-    return int(value)
+    number = int(value)
+    return number if number <= ID_MAX else None
 
 
 # --- JSON request bodies -------------------------------------------------------------------

@@ -7,7 +7,9 @@ for). A live token without the scope: 403 naming it. Cookies play no part (decis
 
 from __future__ import annotations
 
-from fastapi import Request
+from typing import Annotated
+
+from fastapi import Depends, Request
 from fastapi.openapi.models import (
     OAuthFlowAuthorizationCode,
     OAuthFlowClientCredentials,
@@ -48,7 +50,11 @@ def bearer_credential(request: Request) -> str | None:
     return credential
 
 
-def bearer(security_scopes: SecurityScopes, request: Request) -> LiveToken:
+def bearer(
+    security_scopes: SecurityScopes,
+    request: Request,
+    _: Annotated[str | None, Depends(oauth2_scheme)],  # declares the scheme in OpenAPI
+) -> LiveToken:
     credential = bearer_credential(request)
     if credential is None:
         raise InvalidToken()

@@ -20,15 +20,27 @@ from typing import Any, ClassVar
 
 from authlib.oauth2 import AuthorizationServer
 from authlib.oauth2.rfc6749 import ClientCredentialsGrant, OAuth2Payload, OAuth2Request
-from authlib.oauth2.rfc6749.errors import InvalidScopeError
+from authlib.oauth2.rfc6749.errors import InvalidRequestError, InvalidScopeError
 from sqlalchemy.orm import Session
 
-from regdesk.oauth.clients import TOKEN_ENDPOINT_AUTH_METHODS, OAuthClient, load_client
+from regdesk.oauth.clients import (
+    TOKEN_ENDPOINT_AUTH_METHODS,
+    OAuthClient,
+    authenticate_client_secret_basic,
+    load_client,
+)
 from regdesk.oauth.scopes import SCOPES, Holder, ScopeError, check_scopes, parse_scopes
 from regdesk.oauth.tokens import issue_access_token
 
 # Authlib logs issued tokens at DEBUG ("Issue token %r"): never let that reach a handler.
 logging.getLogger("authlib").setLevel(logging.INFO)
+
+
+def error_description(text: str, limit: int = 200) -> str:
+    """Text fit for `error_description`: RFC 6749 5.2 allows printable ASCII less `"` and `\\`
+    (Authlib raises on anything else), and a client's input echoed in it may hold anything."""
+    safe = "".join(c if " " <= c <= "~" and c not in '"\\' else "?" for c in text)
+    return safe if len(safe) <= limit else safe[: limit - 3] + "..."
 
 
 class FormPayload(OAuth2Payload):  # type: ignore[misc]
@@ -75,13 +87,15 @@ class ServiceIntegrationGrant(ClientCredentialsGrant):  # type: ignore[misc]
         try:
             check_scopes(requested, Holder.SERVICE)
         except ScopeError as exc:
-            raise InvalidScopeError(description=f"{exc}.") from None
+            raise InvalidScopeError(description=error_description(f"{exc}.")) from None
         client: OAuthClient = self.request.client
         approved = set(parse_scopes(client.application.service_scopes))
         beyond = [name for name in requested if name not in approved]
         if beyond:
             raise InvalidScopeError(
-                description=f"The scope {beyond[0]!r} is not approved for this application."
+                description=error_description(
+                    f"The scope {beyond[0]!r} is not approved for this application."
+                )
             )
 
 
@@ -91,6 +105,7 @@ class RegdeskAuthorizationServer(AuthorizationServer):  # type: ignore[misc]
         self.session = session
         self.access_token_ttl = access_token_ttl
         self.register_token_generator("default", self._generate_token)
+        self.register_client_auth_method("client_secret_basic", authenticate_client_secret_basic)
         self.register_grant(ServiceIntegrationGrant)
 
     def query_client(self, client_id: str) -> OAuthClient | None:
@@ -121,6 +136,19 @@ class RegdeskAuthorizationServer(AuthorizationServer):  # type: ignore[misc]
 
     def create_oauth2_request(self, request: TokenRequest) -> TokenRequest:
         return request
+
+    def create_token_response(
+        self, request: TokenRequest
+    ) -> tuple[int, dict[str, Any], dict[str, str]]:
+        # RFC 6749 5.2 (3.1: empty means omitted): a missing grant_type is a missing parameter,
+        # invalid_request; Authlib would answer unsupported_grant_type for "grant_type=None".
+        if not request.payload.grant_type:
+            error = InvalidRequestError("The parameter 'grant_type' is missing.")
+            result: tuple[int, dict[str, Any], dict[str, str]] = self.handle_error_response(
+                request, error
+            )
+            return result
+        return super().create_token_response(request)  # type: ignore[no-any-return]
 
     def handle_response(
         self, status: int, body: dict[str, Any], headers: list[tuple[str, str]]

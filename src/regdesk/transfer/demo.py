@@ -31,7 +31,7 @@ from sqlalchemy import Engine, select
 from sqlalchemy.orm import Session
 
 from regdesk.audit.service import Actor, record_event
-from regdesk.db import sync_sequences, write_session
+from regdesk.db import refresh_statistics, sync_sequences, write_session
 from regdesk.departments.models import Department
 from regdesk.events.models import Event, OptionType
 from regdesk.models import metadata
@@ -311,6 +311,7 @@ def load_demo(
             elapsed_seconds=0.0,
         )
         record_event(session, actor, "demo.loaded", details={"seed": seed, **result.counts()})
+    refresh_statistics(engine)
     result.elapsed_seconds = time.perf_counter() - started
     return result
 

@@ -46,7 +46,7 @@ from sqlalchemy import Engine
 from sqlalchemy.exc import IntegrityError
 
 from regdesk.audit.service import Actor, record_event
-from regdesk.db import utcnow, write_session
+from regdesk.db import refresh_statistics, utcnow, write_session
 from regdesk.security import hash_password, verify_password
 from regdesk.transfer.csv_users import read_users_csv
 from regdesk.transfer.document import ImportRejected
@@ -123,6 +123,7 @@ def import_document(
         # Only a write racing this import gets here: validation saw the rows it loaded.
         message = f"conflicts with a change made during the import, try again ({exc.orig})"
         raise ImportRejected([("document", message)]) from None
+    refresh_statistics(engine)
     return _result(plan, outcome)
 
 

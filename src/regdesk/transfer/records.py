@@ -12,13 +12,13 @@ from typing import Any
 
 from sqlalchemy import Column
 
+from regdesk.db import ID_MAX
 from regdesk.security import is_password_hash
 from regdesk.transfer.document import Errors, parse_date, parse_timestamp, record_label
 
 Parser = Callable[[Any], Any]
 
 PASSWORD_MAX = 1024
-ID_MAX = 2**31 - 1  # the Integer primary keys of both databases
 
 
 def describe(value: Any) -> str:

@@ -10,6 +10,7 @@ from sqlalchemy import Row, func, insert, select
 from sqlalchemy.orm import Session
 
 from regdesk.audit.service import Actor, record_event
+from regdesk.db import ID_MAX
 from regdesk.roles.models import Role, RoleScope, UserRole
 from regdesk.security import hash_password
 from regdesk.users.fields import check_username, normalize_email
@@ -35,7 +36,8 @@ class NewUser:
 def find_by_login(session: Session, login: str) -> User | None:
     """The user whose username or e-mail is `login`, whatever its case."""
     column = User.email if "@" in login else User.username
-    return session.scalars(select(User).where(func.lower(column) == login.lower())).first()
+    # Lowered by the database on both sides, as the unique indexes are (SQLite folds ASCII only).
+    return session.scalars(select(User).where(func.lower(column) == func.lower(login))).first()
 
 
 def create_user(session: Session, actor: Actor, new: NewUser) -> User:
@@ -132,18 +134,25 @@ def search_users(
     session: Session, filters: UserFilters, after_id: int, limit: int
 ) -> tuple[list[Row[Any]], bool]:
     """Users in id order after `after_id`, matching every filter; and whether more follow."""
-    query = select(USERS).where(User.id > after_id).order_by(User.id).limit(limit + 1)
+    if filters.role_id is not None and not 0 < filters.role_id <= ID_MAX:
+        return [], False  # no role has such an id (and PostgreSQL could not compare it)
+    query, key = select(USERS), User.id
     if filters.role_id is not None:
-        # Walks ix_user_roles_role_id_user_id in user-id order.
+        # Keyed on user_roles.user_id, so that the page walks ix_user_roles_role_id_user_id in
+        # order and stops after `limit` rows (keyed on users.id, SQLite sorts every holder).
         query = query.join(UserRole, UserRole.user_id == User.id).where(
             UserRole.role_id == filters.role_id
         )
+        key = UserRole.user_id
+    query = query.where(key > after_id).order_by(key).limit(limit + 1)
+    # Both sides lowered by the database, as its unique indexes are: Python's lower() folds
+    # letters SQLite's does not ("É"), and the stored value would not find itself.
     if filters.email is not None:
-        query = query.where(func.lower(User.email) == filters.email.lower())
+        query = query.where(func.lower(User.email) == func.lower(filters.email))
     if filters.username is not None:
         # The lower() term lets the case-insensitive unique index find the row.
         query = query.where(
-            func.lower(User.username) == filters.username.lower(),
+            func.lower(User.username) == func.lower(filters.username),
             User.username == filters.username,
         )
     users = list(session.execute(query))

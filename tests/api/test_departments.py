@@ -1,0 +1,64 @@
+"""The departments list (api.md 2.6, 4.5; decisions.md, Resources)."""
+
+from __future__ import annotations
+
+from fastapi.testclient import TestClient
+from sqlalchemy import Engine
+
+from tests.api.support import app_engine, headers, import_rich, nested, statements
+from tests.conftest import Apps
+from tests.transfer.support import import_
+
+DEPARTMENTS = "/api/v0/volunteers/departments"
+
+
+def test_every_department_with_its_leads_in_a_bare_array(
+    client: TestClient, apps: Apps, engine: Engine
+) -> None:
+    ids = import_rich(engine).departments
+    response = client.get(DEPARTMENTS, headers=headers(apps, "volunteer:read"))
+    assert response.status_code == 200, response.text
+    assert response.json() == [
+        {
+            "id": str(ids["Security"]),
+            "name": "Security",
+            "email": "security@example.org",
+            "publiclyVisible": True,
+            "leads": [nested("fox"), nested("Zoë")],  # in user-id order
+        },
+        {
+            "id": str(ids["Registration"]),
+            "name": "Registration",
+            "email": "reg@example.org",
+            "publiclyVisible": False,  # hidden, and listed all the same
+            "leads": [nested("miyazaki")],
+        },
+        {
+            "id": str(ids["Art Show"]),
+            "name": "Art Show",
+            "email": "art@example.org",
+            "publiclyVisible": True,
+            "leads": [],
+        },
+    ]
+
+
+def test_the_list_costs_the_same_statements_whatever_its_length(
+    client: TestClient, apps: Apps, engine: Engine
+) -> None:
+    import_rich(engine)
+    auth = headers(apps, "volunteer:read")
+    with statements(app_engine(client)) as few:
+        assert len(client.get(DEPARTMENTS, headers=auth).json()) == 3
+    more = {
+        "departments": [
+            {"name": f"Crew {n}", "email": f"crew{n}@example.org", "leads": ["otter", "fox"]}
+            for n in range(40)
+        ]
+    }
+    import_(engine, more)
+    with statements(app_engine(client)) as many:
+        listed = client.get(DEPARTMENTS, headers=auth).json()
+    assert len(listed) == 43
+    assert listed[-1]["leads"] == [nested("fox"), nested("otter")]
+    assert len(many) == len(few), many

@@ -1,0 +1,98 @@
+"""The OpenAPI document tells the truth: it is valid, names each route's scope, and what the
+routes really answer (successes and every error envelope) fits the schemas it gives."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+from jsonschema import Draft202012Validator
+from openapi_spec_validator import validate
+from sqlalchemy import Engine
+
+from tests.api.test_permissions import DOCUMENT, ROUTES, Route
+from tests.conftest import Apps, bearer
+from tests.transfer.support import import_
+
+
+@pytest.fixture
+def document(client: TestClient) -> dict[str, Any]:
+    response = client.get("/openapi.json")
+    assert response.status_code == 200
+    spec: dict[str, Any] = response.json()
+    return spec
+
+
+def operation(document: dict[str, Any], route: Route) -> dict[str, Any]:
+    path = route.path.replace("{user}", "{id}").replace("{role}", "{roleId}")
+    found: dict[str, Any] = document["paths"][path][route.method.lower()]
+    return found
+
+
+def check(document: dict[str, Any], route: Route, status: int, body: Any) -> None:
+    """`body` validates against the schema the document gives for this status."""
+    described = operation(document, route)["responses"][str(status)]
+    schema = described["content"]["application/json"]["schema"]
+    validator = Draft202012Validator({**schema, "components": document["components"]})
+    errors = [e.message for e in validator.iter_errors(body)]
+    assert errors == [], f"{route.method} {route.path} {status}: {errors}"
+
+
+def test_document_is_valid_openapi(document: dict[str, Any]) -> None:
+    validate(document)
+
+
+@pytest.mark.parametrize("route", ROUTES, ids=lambda r: f"{r.method} {r.path}")
+def test_each_route_declares_its_scope_and_errors(document: dict[str, Any], route: Route) -> None:
+    described = operation(document, route)
+    assert described["security"] == [{"regdesk": [route.scope]}]
+    assert {"401", "403", "500"} <= set(described["responses"])
+    if route.body is not None:
+        assert "400" in described["responses"]
+        assert "requestBody" in described
+
+
+def test_token_endpoint_documents_its_form(document: dict[str, Any]) -> None:
+    token = document["paths"]["/api/oauth/token"]["post"]
+    form = token["requestBody"]["content"]["application/x-www-form-urlencoded"]["schema"]
+    assert {"grant_type", "client_id", "client_secret", "scope"} <= set(form["properties"])
+    schemes = document["components"]["securitySchemes"]["regdesk"]["flows"]
+    assert schemes["clientCredentials"]["tokenUrl"] == "/api/oauth/token"
+
+
+def test_real_answers_fit_the_documented_schemas(
+    client: TestClient, apps: Apps, engine: Engine, document: dict[str, Any]
+) -> None:
+    ids = import_(engine, DOCUMENT).as_json()
+    every = "user:read volunteer:read user:roles:update"
+    token = apps.service_token(every)
+    narrow = apps.service_token("registration:read")
+    for route in ROUTES:
+        path = route.path.format(user=ids["users"]["fox"], role=ids["roles"]["Staff"])
+        answered = client.request(route.method, path, headers=bearer(token), json=route.body)
+        assert answered.status_code == route.success, answered.text
+        if route.success != 204:
+            check(document, route, route.success, answered.json())
+        check(document, route, 401, client.request(route.method, path, json=route.body).json())
+        refused = client.request(route.method, path, headers=bearer(narrow), json=route.body)
+        check(document, route, 403, refused.json())
+        if "{user}" in route.path:
+            missing = route.path.format(user="999999", role=ids["roles"]["Staff"])
+            gone = client.request(route.method, missing, headers=bearer(token), json=route.body)
+            assert gone.status_code == 404
+            check(document, route, 404, gone.json())
+        if route.body is not None:
+            bad = client.request(route.method, path, headers=bearer(token), json={"x": 1})
+            assert bad.status_code == 400
+            check(document, route, 400, bad.json())
+
+
+def test_docs_page_serves_its_own_assets(client: TestClient) -> None:
+    page = client.get("/docs")
+    assert page.status_code == 200
+    assert "/openapi.json" in page.text
+    assert "cdn" not in page.text.lower()
+    for asset in ("swagger-ui-bundle.js", "swagger-ui.css"):
+        assert f"/static-offline-docs/{asset}" in page.text
+        assert client.get(f"/static-offline-docs/{asset}").status_code == 200

@@ -1,0 +1,173 @@
+"""Every API route times every kind of token, with the status each must get (pretix-style).
+
+The table is the API's permission map. `test_the_table_covers_every_route` fails when a route
+is added without a row here, so no route can forget its guard.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+from fastapi import FastAPI
+from fastapi.routing import iter_route_contexts
+from fastapi.testclient import TestClient
+from sqlalchemy import Engine, insert, update
+
+from regdesk.audit.service import Actor
+from regdesk.db import write_session
+from regdesk.oauth.applications import set_suspended
+from regdesk.oauth.models import AccessToken
+from regdesk.oauth.scopes import SCOPES, Holder
+from regdesk.users.models import UserPermission
+from tests.conftest import Apps, bearer
+from tests.transfer.support import import_
+
+# The routes outside the bearer guard, each with the reason.
+UNGUARDED = {
+    ("POST", "/api/oauth/token"): "authenticates the client itself (api.md 4.2)",
+}
+
+
+@dataclass(frozen=True)
+class Route:
+    method: str
+    path: str
+    scope: str  # the scope the route needs
+    success: int
+    body: dict[str, Any] | None = None
+
+
+ROUTES = [
+    Route("POST", "/api/v0/volunteers/search", "volunteer:read", 200, {}),
+    Route("GET", "/api/v0/users/{user}/volunteer", "volunteer:read", 200),
+    Route("GET", "/api/v0/volunteers/departments", "volunteer:read", 200),
+    Route("GET", "/api/v0/users/{user}", "user:read", 200),
+    Route("POST", "/api/v0/users/search", "user:read", 200, {}),
+    Route("GET", "/api/v0/roles", "user:read", 200),
+    Route("GET", "/api/v0/users/{user}/roles", "user:read", 200),
+    Route(
+        "PUT", "/api/v0/users/{user}/roles/{role}", "user:roles:update", 200, {"scope": "global"}
+    ),
+    Route("DELETE", "/api/v0/users/{user}/roles/{role}", "user:roles:update", 204),
+]
+
+# Route templates as the app declares them, for the coverage check.
+DECLARED = {
+    "/api/v0/users/{user}/volunteer": "/api/v0/users/{id}/volunteer",
+    "/api/v0/users/{user}": "/api/v0/users/{id}",
+    "/api/v0/users/{user}/roles": "/api/v0/users/{id}/roles",
+    "/api/v0/users/{user}/roles/{role}": "/api/v0/users/{id}/roles/{roleId}",
+}
+
+DOCUMENT = {
+    "roles": [{"name": "Staff", "staff": True}],
+    "users": [
+        {"username": "fox", "email": "fox@example.org", "firstName": "Fae", "lastName": "Fox"},
+        {
+            "username": "boss",
+            "email": "boss@example.org",
+            "firstName": "Bo",
+            "lastName": "Ss",
+            "permissions": ["admin"],
+        },
+    ],
+    "departments": [{"name": "Security", "email": "sec@example.org", "leads": ["fox"]}],
+    "volunteers": [{"user": "fox", "departments": [{"name": "Security", "states": ["interest"]}]}],
+}
+
+
+def test_the_table_covers_every_route(app: FastAPI) -> None:
+    declared = {
+        (method, route.path)
+        for route in iter_route_contexts(app.routes)  # included routers, flattened
+        if route.path and route.path.startswith("/api/")
+        for method in route.methods or ()
+    }
+    tabled = {(r.method, DECLARED.get(r.path, r.path)) for r in ROUTES}
+    assert declared - set(UNGUARDED) == tabled
+
+
+TokenMaker = Callable[[Apps, Engine, int], str]
+
+
+def _service(scope: str) -> TokenMaker:
+    return lambda apps, engine, boss: apps.service_token(scope)
+
+
+def _obo(scope: str) -> TokenMaker:
+    """A user's token, granted by an administrator (who may grant every scope)."""
+
+    def make(apps: Apps, engine: Engine, boss: int) -> str:
+        return apps.mint(apps.register(obo_scopes=scope), scope, user_id=boss)
+
+    return make
+
+
+def _expired(apps: Apps, engine: Engine, boss: int) -> str:
+    token = apps.service_token(" ".join(n for n, s in SCOPES.items() if s.holder & Holder.SERVICE))
+    with engine.begin() as connection:
+        connection.execute(
+            update(AccessToken).values(expires_at=dt.datetime.now(dt.UTC) - dt.timedelta(seconds=1))
+        )
+    return token
+
+
+def _suspended(apps: Apps, engine: Engine, boss: int) -> str:
+    every = " ".join(n for n, s in SCOPES.items() if s.holder & Holder.SERVICE)
+    registered = apps.register(service_scopes=every)
+    token = apps.mint(registered, every)
+    with write_session(engine) as session:
+        set_suspended(session, Actor("test"), registered.id, True)
+    return token
+
+
+NO_TOKEN = "no token"
+KINDS: dict[str, TokenMaker] = {
+    NO_TOKEN: lambda apps, engine, boss: "",
+    "expired": _expired,
+    "suspended app": _suspended,
+    **{f"service {n}": _service(n) for n, s in SCOPES.items() if s.holder & Holder.SERVICE},
+    **{f"user's {n}": _obo(n) for n in SCOPES},
+}
+
+
+def expected(route: Route, kind: str) -> int:
+    if kind in (NO_TOKEN, "expired", "suspended app"):
+        return 401
+    return route.success if kind.endswith(f" {route.scope}") else 403
+
+
+@pytest.mark.parametrize("route", ROUTES, ids=lambda r: f"{r.method} {r.path}")
+def test_route_answers_each_kind_of_token(
+    route: Route, client: TestClient, apps: Apps, engine: Engine
+) -> None:
+    ids = import_(engine, DOCUMENT).as_json()
+    boss = int(ids["users"]["boss"])
+    path = route.path.format(user=ids["users"]["fox"], role=ids["roles"]["Staff"])
+    seen = {}
+    for kind, make in KINDS.items():
+        token = make(apps, engine, boss)
+        headers = bearer(token) if token else {}
+        response = client.request(route.method, path, headers=headers, json=route.body)
+        seen[kind] = response.status_code
+        if response.status_code in (401, 403):
+            category = "authentication" if response.status_code == 401 else "access"
+            assert category in response.json()["errors"], (kind, response.text)
+            assert response.headers["www-authenticate"].startswith("Bearer ")
+    assert seen == {kind: expected(route, kind) for kind in KINDS}
+
+
+def test_user_without_the_permission_cannot_use_a_sensitive_scope(
+    client: TestClient, apps: Apps, engine: Engine
+) -> None:
+    ids = import_(engine, DOCUMENT).as_json()
+    fox = int(ids["users"]["fox"])
+    token = apps.mint(apps.register(obo_scopes="user:read"), "user:read", user_id=fox)
+    assert client.get(f"/api/v0/users/{fox}", headers=bearer(token)).status_code == 403
+    with engine.begin() as connection:
+        connection.execute(insert(UserPermission).values(user_id=fox, name="user:read"))
+    assert client.get(f"/api/v0/users/{fox}", headers=bearer(token)).status_code == 200
