@@ -1,9 +1,17 @@
-"""Small helpers shared by tests: looking into the database as a whole."""
+"""Small helpers shared by tests: looking into the database as a whole, and live servers."""
 
 from __future__ import annotations
 
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
+import httpx
 from sqlalchemy import Engine, MetaData, func, select
 from sqlalchemy.engine import make_url
 
@@ -34,3 +42,40 @@ def row_counts(engine: Engine) -> dict[str, int]:
             table.name: connection.execute(select(func.count()).select_from(table)).scalar_one()
             for table in reflected.sorted_tables
         }
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@contextmanager
+def live_server(database_url: str) -> Iterator[str]:
+    """`regdesk serve` from the installed console script, on a free loopback port."""
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("REGDESK_")}
+    env["REGDESK_DATABASE_URL"] = database_url
+    regdesk = Path(sys.executable).with_name("regdesk")
+    process = subprocess.Popen(
+        [str(regdesk), "serve", "--host", "127.0.0.1", "--port", str(port)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            assert process.poll() is None, process.stderr.read().decode() if process.stderr else ""
+            try:
+                if httpx.get(f"{base}/healthz").status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            assert time.monotonic() < deadline, "server did not become healthy in 30 s"
+            time.sleep(0.1)
+        yield base
+    finally:
+        process.terminate()
+        process.wait(timeout=10)

@@ -20,7 +20,8 @@ from sqlalchemy import Engine
 
 from regdesk.db import make_engine
 from tests.conftest import Registered, scratch_database_url
-from tests.oauth.support import AWKWARD_SECRET, TOKEN_URL, live_server, register
+from tests.helpers import live_server
+from tests.oauth.support import AWKWARD_SECRET, TOKEN_URL, register
 
 with warnings.catch_warnings():
     # Authlib asks for the httpx2 fork and warns on import when it drives httpx itself.

@@ -25,7 +25,7 @@ from regdesk.roles.schemas import (
     render_user_role,
 )
 from regdesk.schemas import json_body, record_id, request_body_openapi
-from regdesk.users.service import get_user
+from regdesk.users.routes import user_or_404
 
 router = APIRouter(prefix="/api/v0", tags=["Roles"])
 
@@ -54,13 +54,6 @@ def list_roles(
     return JSONResponse(page_document([render_role(r) for r in roles], cursor))
 
 
-def _user_id(session: Session, id: str) -> int:
-    user_id = record_id(id)
-    if user_id is None or get_user(session, user_id) is None:
-        raise NotFound("User not found.")
-    return user_id
-
-
 def _role(session: Session, role_id: str) -> Row[Any]:
     number = record_id(role_id)
     role = service.get_role(session, number) if number is not None else None
@@ -80,7 +73,7 @@ def _actor(token: LiveToken) -> Actor:
     responses=api_responses(401, 403, 404),
 )
 def user_roles(id: str, token: UserReader, session: ReadSession) -> Any:
-    user_id = _user_id(session, id)
+    user_id = user_or_404(session, id).id
     return JSONResponse({"data": [render_user_role(r) for r in service.roles_of(session, user_id)]})
 
 
@@ -99,7 +92,7 @@ def assign_role(
     body: Annotated[RoleAssignment, json_body(RoleAssignment)],
 ) -> Any:
     """Idempotent: the user holds the role with this scope afterwards."""
-    user_id, role = _user_id(session, id), _role(session, roleId)
+    user_id, role = user_or_404(session, id).id, _role(session, roleId)
     scope = body.scope
     assigned = service.assign_role(session, _actor(token), user_id, role, scope)
     return JSONResponse(render_user_role(assigned))
@@ -118,6 +111,6 @@ def remove_role(
     session: WriteSession,
 ) -> Response:
     """Idempotent: 204 whether or not the user held the role."""
-    user_id, role = _user_id(session, id), _role(session, roleId)
+    user_id, role = user_or_404(session, id).id, _role(session, roleId)
     service.remove_role(session, _actor(token), user_id, role)
     return Response(status_code=204)

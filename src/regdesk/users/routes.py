@@ -6,6 +6,8 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Security
 from fastapi.responses import JSONResponse
+from sqlalchemy import Row
+from sqlalchemy.orm import Session
 
 from regdesk.deps import CursorsDep, ReadSession
 from regdesk.errors import NotFound, api_responses
@@ -21,6 +23,15 @@ router = APIRouter(prefix="/api/v0", tags=["Users"])
 UserReader = Annotated[LiveToken, Security(bearer, scopes=["user:read"])]
 
 
+def user_or_404(session: Session, id: str) -> Row[Any]:
+    """The user a path names; 404 when the id is not a decimal integer or names nobody."""
+    user_id = record_id(id)
+    user = service.get_user(session, user_id) if user_id is not None else None
+    if user is None:
+        raise NotFound("User not found.")
+    return user
+
+
 @router.get(
     "/users/{id}",
     summary="Get user",
@@ -29,11 +40,7 @@ UserReader = Annotated[LiveToken, Security(bearer, scopes=["user:read"])]
 )
 def get_user(id: str, token: UserReader, session: ReadSession) -> Any:
     """One user (api.md 2.2). An id that is not a decimal integer, or no such user: 404."""
-    user_id = record_id(id)
-    user = service.get_user(session, user_id) if user_id is not None else None
-    if user is None:
-        raise NotFound("User not found.")
-    return JSONResponse(render_user(user))
+    return JSONResponse(render_user(user_or_404(session, id)))
 
 
 @router.post(

@@ -12,8 +12,8 @@ from regdesk.errors import NotFound, api_responses
 from regdesk.oauth.guard import bearer
 from regdesk.oauth.tokens import LiveToken
 from regdesk.pagination import page_document
-from regdesk.schemas import json_body, record_id, request_body_openapi
-from regdesk.users.service import get_user
+from regdesk.schemas import json_body, request_body_openapi
+from regdesk.users.routes import user_or_404
 from regdesk.volunteers import service
 from regdesk.volunteers.schemas import Volunteer, VolunteerPage, VolunteerSearch
 
@@ -52,10 +52,7 @@ def search_volunteers(
 )
 def user_volunteer(id: str, token: VolunteerReader, session: ReadSession) -> Any:
     """The user's application for the current event; 404 when there is none."""
-    user_id = record_id(id)
-    if user_id is None or get_user(session, user_id) is None:
-        raise NotFound("User not found.")
-    record = service.volunteer_of_user(session, user_id)
+    record = service.volunteer_of_user(session, user_or_404(session, id).id)
     if record is None:
         raise NotFound("Volunteer not found.")
     return JSONResponse(record)
