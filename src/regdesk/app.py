@@ -21,6 +21,7 @@ from regdesk.oauth.routes import router as oauth_router
 from regdesk.pagination import Cursors
 from regdesk.roles.routes import router as roles_router
 from regdesk.schemas import add_request_models
+from regdesk.users.routes import current_router
 from regdesk.users.routes import router as users_router
 from regdesk.volunteers.routes import router as volunteers_router
 
@@ -53,7 +54,14 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.engine = engine
     install_error_handlers(app)
     app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]
-    for router in (oauth_router, volunteers_router, users_router, roles_router, departments_router):
+    for router in (
+        oauth_router,
+        current_router,
+        volunteers_router,
+        users_router,
+        roles_router,
+        departments_router,
+    ):
         app.include_router(router)
 
     @app.get("/healthz", include_in_schema=False)

@@ -31,6 +31,16 @@ class Settings(BaseSettings):
     rate_limits: Literal["on", "off"] = Field(
         default="on", description="'off' disables every rate limit (benchmarks, load tests)."
     )
+    public_url: str | None = Field(
+        default=None,
+        description="The address clients use (https://reg.example.org): the OAuth issuer. "
+        "Unset: the address each request came to.",
+    )
+    refresh_token_idle_ttl: int = Field(
+        default=0,
+        ge=0,
+        description="Seconds a refresh token may lie unused before it dies; 0: never (api.md).",
+    )
     default_phone_region: str = Field(
         default="US",
         description="ISO 3166-1 region used to read phone numbers written without '+country'.",
@@ -42,6 +52,13 @@ class Settings(BaseSettings):
         if value is not None and len(value) < 32:
             raise ValueError("REGDESK_SECRET_KEY must be at least 32 characters long")
         return value
+
+    @field_validator("public_url")
+    @classmethod
+    def _public_url_is_an_origin(cls, value: str | None) -> str | None:
+        if value is not None and not value.startswith(("https://", "http://")):
+            raise ValueError("REGDESK_PUBLIC_URL must be an absolute http(s) address")
+        return value.rstrip("/") if value else None
 
     @field_validator("default_phone_region")
     @classmethod

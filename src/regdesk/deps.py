@@ -28,6 +28,12 @@ def _writing(request: Request) -> Iterator[Session]:
         yield session
 
 
+def issuer(request: Request) -> str:
+    """The OAuth issuer (RFC 8414, RFC 9207 `iss`): REGDESK_PUBLIC_URL, else this origin."""
+    settings: Settings = request.app.state.settings
+    return settings.public_url or str(request.base_url).rstrip("/")
+
+
 def _cursors(request: Request) -> Cursors:
     cursors: Cursors = request.app.state.cursors
     return cursors
@@ -37,3 +43,4 @@ SettingsDep = Annotated[Settings, Depends(_settings)]
 ReadSession = Annotated[Session, Depends(_reading)]  # one read transaction per request
 WriteSession = Annotated[Session, Depends(_writing)]  # committed when the route returns
 CursorsDep = Annotated[Cursors, Depends(_cursors)]
+IssuerDep = Annotated[str, Depends(issuer)]

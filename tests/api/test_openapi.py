@@ -66,9 +66,12 @@ def test_real_answers_fit_the_documented_schemas(
 ) -> None:
     ids = import_(engine, DOCUMENT).as_json()
     every = "user:read volunteer:read user:roles:update"
-    token = apps.service_token(every)
+    service = apps.service_token(every)
     narrow = apps.service_token("registration:read")
+    profile = "pii:basic pii:email pii:phone pii:address"
+    users = apps.mint(apps.register(obo_scopes=profile), profile, user_id=int(ids["users"]["fox"]))
     for route in ROUTES:
+        token = users if route.users_only else service
         path = route.path.format(user=ids["users"]["fox"], role=ids["roles"]["Staff"])
         answered = client.request(route.method, path, headers=bearer(token), json=route.body)
         assert answered.status_code == route.success, answered.text

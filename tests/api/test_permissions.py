@@ -39,6 +39,7 @@ class Route:
     scope: str  # the scope the route needs
     success: int
     body: dict[str, Any] | None = None
+    users_only: bool = False  # on behalf of a user only (api.md 4.8)
 
 
 ROUTES = [
@@ -53,6 +54,7 @@ ROUTES = [
         "PUT", "/api/v0/users/{user}/roles/{role}", "user:roles:update", 200, {"scope": "global"}
     ),
     Route("DELETE", "/api/v0/users/{user}/roles/{role}", "user:roles:update", 204),
+    Route("GET", "/api/users/current", "pii:basic", 200, users_only=True),
 ]
 
 # Route templates as the app declares them, for the coverage check.
@@ -138,6 +140,8 @@ KINDS: dict[str, TokenMaker] = {
 def expected(route: Route, kind: str) -> int:
     if kind in (NO_TOKEN, "expired", "suspended app"):
         return 401
+    if route.users_only:
+        return route.success if kind == f"user's {route.scope}" else 403
     return route.success if kind.endswith(f" {route.scope}") else 403
 
 

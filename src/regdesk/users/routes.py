@@ -10,17 +10,27 @@ from sqlalchemy import Row
 from sqlalchemy.orm import Session
 
 from regdesk.deps import CursorsDep, ReadSession
-from regdesk.errors import NotFound, api_responses
+from regdesk.errors import InsufficientScope, InvalidToken, NotFound, api_responses
 from regdesk.oauth.guard import bearer
 from regdesk.oauth.tokens import LiveToken
 from regdesk.pagination import page_document
 from regdesk.schemas import json_body, record_id, request_body_openapi
 from regdesk.users import service
-from regdesk.users.schemas import User, UserPage, UserSearch, render_user
+from regdesk.users.schemas import (
+    CurrentUser,
+    User,
+    UserPage,
+    UserSearch,
+    render_current_user,
+    render_user,
+)
 
 router = APIRouter(prefix="/api/v0", tags=["Users"])
+# api.md 9: the current-user endpoint carries no version segment.
+current_router = APIRouter(prefix="/api/users", tags=["Users"])
 
 UserReader = Annotated[LiveToken, Security(bearer, scopes=["user:read"])]
+BasicProfile = Annotated[LiveToken, Security(bearer, scopes=["pii:basic"])]
 
 
 def user_or_404(session: Session, id: str) -> Row[Any]:
@@ -71,3 +81,30 @@ def search_users(
     )
     next_page = cursors.encode("users", filters, users[-1].id) if more else None
     return JSONResponse(page_document([render_user(u) for u in users], next_page))
+
+
+@current_router.get(
+    "/current",
+    summary="Retrieve current user",
+    response_model=CurrentUser,
+    response_model_exclude_unset=True,
+    responses=api_responses(401, 403),
+)
+def current_user(token: BasicProfile, session: ReadSession) -> Any:
+    """The user who granted the token (api.md 4.8): a user's token with pii:basic only."""
+    if token.user_id is None:  # unreachable today: no service may hold pii:basic
+        raise InsufficientScope(["pii:basic"])
+    user = service.get_user(session, token.user_id)
+    if user is None:
+        raise InvalidToken()
+    facts = service.current_user_facts(session, token.user_id)
+    return JSONResponse(
+        render_current_user(
+            user,
+            token.scopes,
+            is_volunteer=facts["is_volunteer"],
+            is_department_lead=facts["is_department_lead"],
+            roles=facts["roles"],
+            permissions=facts["permissions"],
+        )
+    )

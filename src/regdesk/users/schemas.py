@@ -10,6 +10,7 @@ from typing import Any
 
 from pydantic import Field, StrictInt, StrictStr
 
+from regdesk.formats import format_date_as_timestamp
 from regdesk.schemas import PageRequest, Record
 
 ADDRESS_FIELDS = (
@@ -101,3 +102,74 @@ def render_nested_user(row: Any) -> dict[str, Any]:
         "phone": row.phone,
         "email": row.email,
     }
+
+
+class UserRoleName(Record):
+    id: int
+    name: str
+
+
+class CurrentUser(Record):
+    """api.md 2.4 with decisions.md's extras. `email`, `phone` and the six `address*` fields are
+    present only with the scopes pii:email, pii:phone and pii:address."""
+
+    id: int
+    sub: str
+    username: str
+    firstName: str
+    lastName: str
+    preferredName: str | None
+    email: str | None = Field(default=None, description="Only with pii:email.")
+    emailVerified: bool
+    phone: str | None = Field(default=None, description="E.164. Only with pii:phone.")
+    addressLine1: str | None = Field(default=None, description="Only with pii:address.")
+    addressLine2: str | None = Field(default=None, description="Only with pii:address.")
+    addressCity: str | None = Field(default=None, description="Only with pii:address.")
+    addressState: str | None = Field(default=None, description="Only with pii:address.")
+    addressZipcode: str | None = Field(default=None, description="Only with pii:address.")
+    addressCountry: str | None = Field(default=None, description="Only with pii:address.")
+    bornAt: str | None = Field(description="ISO-8601 timestamp, midnight UTC.")
+    newsletter: bool
+    identityVerified: bool
+    isVolunteer: bool
+    isDepartmentLead: bool
+    userRoles: list[UserRoleName]
+    permissions: list[str]
+    profilePictureUrl: str | None
+
+
+def render_current_user(
+    row: Any,
+    scopes: frozenset[str],
+    *,
+    is_volunteer: bool,
+    is_department_lead: bool,
+    roles: list[dict[str, Any]],
+    permissions: list[str],
+) -> dict[str, Any]:
+    record: dict[str, Any] = {
+        "id": row.id,
+        "sub": str(row.id),
+        "username": row.username,
+        "firstName": row.first_name,
+        "lastName": row.last_name,
+        "preferredName": row.preferred_name,
+    }
+    if "pii:email" in scopes:
+        record["email"] = row.email
+    record["emailVerified"] = row.verified
+    if "pii:phone" in scopes:
+        record["phone"] = row.phone
+    if "pii:address" in scopes:
+        record.update({name: getattr(row, column) for name, column in ADDRESS_FIELDS})
+    record.update(
+        bornAt=format_date_as_timestamp(row.born_at) if row.born_at else None,
+        newsletter=row.newsletter,
+        identityVerified=row.identity_verified,
+        isVolunteer=is_volunteer,
+        isDepartmentLead=is_department_lead,
+        userRoles=roles,
+        permissions=permissions,
+        profilePictureUrl=row.profile_picture_url,
+    )
+    return record

@@ -11,11 +11,14 @@ from sqlalchemy.orm import Session
 
 from regdesk.audit.service import Actor, record_event
 from regdesk.db import ID_MAX
+from regdesk.departments.models import DepartmentLead
+from regdesk.events.models import Event
 from regdesk.roles.models import Role, RoleScope, UserRole
 from regdesk.security import hash_password
 from regdesk.users.fields import check_username, normalize_email
 from regdesk.users.models import User, UserPermission
 from regdesk.users.permissions import check_permission
+from regdesk.volunteers.models import Volunteer
 
 
 class UserError(ValueError):
@@ -157,3 +160,30 @@ def search_users(
         )
     users = list(session.execute(query))
     return users[:limit], len(users) > limit
+
+
+def current_user_facts(session: Session, user_id: int) -> dict[str, Any]:
+    """What the current-user record (api.md 2.4) adds to the user's own columns."""
+    roles = [
+        {"id": role_id, "name": name}
+        for role_id, name in session.execute(
+            select(Role.id, Role.name)
+            .join(UserRole, UserRole.role_id == Role.id)
+            .where(UserRole.user_id == user_id)
+            .order_by(Role.id)
+        )
+    ]
+    is_volunteer = session.scalar(
+        select(Volunteer.id)
+        .join(Event, Event.id == Volunteer.event_id)
+        .where(Volunteer.user_id == user_id, Event.is_current.is_(True))
+    )
+    is_lead = session.scalar(
+        select(DepartmentLead.department_id).where(DepartmentLead.user_id == user_id).limit(1)
+    )
+    return {
+        "roles": roles,
+        "permissions": permissions_of(session, user_id),
+        "is_volunteer": is_volunteer is not None,
+        "is_department_lead": is_lead is not None,
+    }
