@@ -1,4 +1,5 @@
-"""OAuth endpoints: the token endpoint (api.md 4.2)."""
+"""OAuth endpoints: token (api.md 4.2), revocation (RFC 7009), introspection (RFC 7662) and
+the server's metadata (RFC 8414)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,10 @@ from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
 from regdesk.db import write_session
+from regdesk.deps import IssuerDep, issuer
 from regdesk.errors import NO_STORE, OAuthError
+from regdesk.oauth.clients import TOKEN_ENDPOINT_AUTH_METHODS
+from regdesk.oauth.scopes import SCOPES
 from regdesk.oauth.server import RegdeskAuthorizationServer, TokenRequest
 
 router = APIRouter(tags=["OAuth"])
@@ -54,7 +58,14 @@ TOKEN_REQUEST_BODY: dict[str, Any] = {
                 "type": "object",
                 "required": ["grant_type"],
                 "properties": {
-                    "grant_type": {"type": "string", "enum": ["client_credentials"]},
+                    "grant_type": {
+                        "type": "string",
+                        "enum": ["client_credentials", "authorization_code", "refresh_token"],
+                    },
+                    "code": {"type": "string", "description": "authorization_code only."},
+                    "redirect_uri": {"type": "string", "description": "authorization_code."},
+                    "code_verifier": {"type": "string", "description": "PKCE (S256)."},
+                    "refresh_token": {"type": "string", "description": "refresh_token only."},
                     "client_id": {"type": "string", "description": "Or HTTP Basic."},
                     "client_secret": {"type": "string", "description": "Or HTTP Basic."},
                     "scope": {
@@ -107,15 +118,103 @@ def _json_fields(text: str) -> dict[str, Any]:
 @router.post(
     "/api/oauth/token",
     summary="Token endpoint",
-    description="Exchanges client credentials for an access token (api.md 4.2). "
+    description="Issues access tokens (api.md 4.2): client_credentials, authorization_code "
+    "(with PKCE S256) and refresh_token (rotating). "
     "Client authentication: `client_secret_post` (form fields) or `client_secret_basic`.",
     responses=TOKEN_RESPONSES,
     openapi_extra={"requestBody": TOKEN_REQUEST_BODY},
 )
 async def token(request: Request) -> JSONResponse:
+    return await _respond(request, None)
+
+
+@router.post(
+    "/api/oauth/revoke",
+    summary="Revoke a token (RFC 7009)",
+    description="Revoking a refresh token revokes its whole grant. Answers 200 for tokens "
+    "that are unknown or already dead.",
+    openapi_extra={
+        "requestBody": {
+            "content": {
+                "application/x-www-form-urlencoded": {
+                    "schema": {
+                        "type": "object",
+                        "required": ["token"],
+                        "properties": {
+                            "token": {"type": "string"},
+                            "token_type_hint": {
+                                "type": "string",
+                                "enum": ["access_token", "refresh_token"],
+                            },
+                        },
+                    }
+                }
+            }
+        }
+    },
+)
+async def revoke(request: Request) -> JSONResponse:
+    return await _respond(request, "revocation")
+
+
+@router.post(
+    "/api/oauth/introspect",
+    summary="Introspect a token (RFC 7662)",
+    description="For the token's own client; any other token reads as inactive.",
+    openapi_extra={
+        "requestBody": {
+            "content": {
+                "application/x-www-form-urlencoded": {
+                    "schema": {
+                        "type": "object",
+                        "required": ["token"],
+                        "properties": {
+                            "token": {"type": "string"},
+                            "token_type_hint": {
+                                "type": "string",
+                                "enum": ["access_token", "refresh_token"],
+                            },
+                        },
+                    }
+                }
+            }
+        }
+    },
+)
+async def introspect(request: Request) -> JSONResponse:
+    return await _respond(request, "introspection")
+
+
+@router.get("/.well-known/oauth-authorization-server", summary="Server metadata (RFC 8414)")
+def metadata(issuer: IssuerDep) -> JSONResponse:
+    return JSONResponse(
+        {
+            "issuer": issuer,
+            "authorization_endpoint": f"{issuer}/oauth/authorize",
+            "token_endpoint": f"{issuer}/api/oauth/token",
+            "revocation_endpoint": f"{issuer}/api/oauth/revoke",
+            "introspection_endpoint": f"{issuer}/api/oauth/introspect",
+            "scopes_supported": list(SCOPES),
+            "response_types_supported": ["code"],
+            "response_modes_supported": ["query"],
+            "grant_types_supported": ["authorization_code", "refresh_token", "client_credentials"],
+            "token_endpoint_auth_methods_supported": list(TOKEN_ENDPOINT_AUTH_METHODS),
+            "revocation_endpoint_auth_methods_supported": list(TOKEN_ENDPOINT_AUTH_METHODS),
+            "introspection_endpoint_auth_methods_supported": list(TOKEN_ENDPOINT_AUTH_METHODS),
+            "code_challenge_methods_supported": ["S256"],
+            "authorization_response_iss_parameter_supported": True,
+            "service_documentation": f"{issuer}/docs",
+        }
+    )
+
+
+async def _respond(request: Request, endpoint: str | None) -> JSONResponse:
+    """Run the token endpoint (`endpoint` None) or a named one; render its answer."""
     fields = await read_token_fields(request)
     token_request = TokenRequest(str(request.url), request.headers, fields)
-    status, body, headers = await run_in_threadpool(_token_response, request, token_request)
+    status, body, headers = await run_in_threadpool(
+        _server_response, request, token_request, endpoint
+    )
     if "error" in body:
         body.setdefault("error_description", DEFAULT_DESCRIPTIONS.get(body["error"], ""))
         body = {"error": body["error"], "error_description": body["error_description"]}
@@ -125,13 +224,21 @@ async def token(request: Request) -> JSONResponse:
     return JSONResponse(body, status_code=status, headers={**headers, **NO_STORE})
 
 
-def _token_response(
-    request: Request, token_request: TokenRequest
+def _server_response(
+    request: Request, token_request: TokenRequest, endpoint: str | None
 ) -> tuple[int, dict[str, Any], dict[str, str]]:
     settings = request.app.state.settings
+    # One transaction, committed whatever the answer: a refused replay still revokes.
     with write_session(request.app.state.engine) as session:
-        server = RegdeskAuthorizationServer(session, settings.access_token_ttl)
-        result: tuple[int, dict[str, Any], dict[str, str]] = server.create_token_response(
-            token_request
+        server = RegdeskAuthorizationServer(
+            session,
+            access_token_ttl=settings.access_token_ttl,
+            refresh_token_idle_ttl=settings.refresh_token_idle_ttl,
+            issuer=issuer(request),
         )
+        result: tuple[int, dict[str, Any], dict[str, str]]
+        if endpoint is None:
+            result = server.create_token_response(token_request)
+        else:
+            result = server.create_endpoint_response(endpoint, token_request)
         return result
