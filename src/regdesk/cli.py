@@ -321,6 +321,27 @@ def users_create(
     emit(as_json, document, f"created user {user.username} (id {user.id})")
 
 
+# --- tokens ------------------------------------------------------------------------------
+
+
+@main.group()
+def tokens() -> None:
+    """Issued codes and tokens."""
+
+
+@tokens.command("purge")
+@click.option("--batch-size", default=5000, show_default=True, type=click.IntRange(1, 100000))
+@json_option
+@pass_context
+def tokens_purge(context: Context, batch_size: int, as_json: bool) -> None:
+    """Delete expired codes and tokens and dead grants, in batches (run it on a schedule)."""
+    from regdesk.oauth.grants import purge
+
+    result = purge(context.engine, batch=batch_size)
+    counts = result.as_json()
+    emit(as_json, counts, "purged: " + ", ".join(f"{n} {kind}" for kind, n in counts.items()))
+
+
 # --- OAuth applications --------------------------------------------------------------------
 
 

@@ -1,0 +1,150 @@
+"""GET /api/users/current (api.md 2.4, 4.8; decisions.md, Resources: current user)."""
+
+from __future__ import annotations
+
+import pytest
+from fastapi.testclient import TestClient
+from sqlalchemy import Engine
+
+from tests.conftest import Apps, bearer
+from tests.transfer.support import import_
+
+DOCUMENT = {
+    "event": {"name": "RegCon 2027", "current": True},
+    "roles": [{"name": "Staff", "staff": True}, {"name": "Dealer"}],
+    "users": [
+        {
+            "username": "fox",
+            "email": "Fox@Example.org",
+            "firstName": "Fae",
+            "lastName": "Fox",
+            "preferredName": "Foxy",
+            "phone": "+15555550123",
+            "verified": True,
+            "identityVerified": False,
+            "bornAt": "1990-01-02",
+            "newsletter": True,
+            "profilePictureUrl": "https://example.org/fox.png",
+            "address": {
+                "addressLine1": "1 Main St",
+                "addressLine2": "Apt 2",
+                "addressCity": "Reno",
+                "addressState": "NV",
+                "addressZipcode": "89501",
+                "addressCountry": "US",
+            },
+            "roles": ["Dealer", {"name": "Staff", "scope": "global"}],
+            "permissions": ["volunteer:read"],
+        },
+        {"username": "owl", "email": "owl@example.org", "firstName": "O", "lastName": "Wl"},
+    ],
+    "departments": [{"name": "Security", "email": "s@example.org", "leads": ["fox"]}],
+    "volunteers": [{"user": "fox"}],
+}
+
+BASIC = {
+    "sub",
+    "username",
+    "firstName",
+    "lastName",
+    "preferredName",
+    "emailVerified",
+    "bornAt",
+    "newsletter",
+    "identityVerified",
+    "isVolunteer",
+    "isDepartmentLead",
+    "userRoles",
+    "permissions",
+    "profilePictureUrl",
+    "id",
+}
+ADDRESS = {
+    "addressLine1",
+    "addressLine2",
+    "addressCity",
+    "addressState",
+    "addressZipcode",
+    "addressCountry",
+}
+
+
+def current(client: TestClient, apps: Apps, engine: Engine, scope: str, user: str = "fox") -> dict:
+    ids = import_(engine, DOCUMENT).as_json()
+    token = apps.mint(apps.register(obo_scopes=scope), scope, user_id=int(ids["users"][user]))
+    answer = client.get("/api/users/current", headers=bearer(token))
+    assert answer.status_code == 200, answer.text
+    record: dict = answer.json()
+    return record
+
+
+def test_the_whole_record_with_every_scope(client: TestClient, apps: Apps, engine: Engine) -> None:
+    record = current(client, apps, engine, "pii:basic pii:email pii:phone pii:address")
+    fox_id = record["id"]
+    assert isinstance(fox_id, int)
+    assert record == {
+        "id": fox_id,
+        "sub": str(fox_id),
+        "username": "fox",
+        "firstName": "Fae",
+        "lastName": "Fox",
+        "preferredName": "Foxy",
+        "email": "Fox@example.org",
+        "emailVerified": True,
+        "phone": "+15555550123",
+        "addressLine1": "1 Main St",
+        "addressLine2": "Apt 2",
+        "addressCity": "Reno",
+        "addressState": "NV",
+        "addressZipcode": "89501",
+        "addressCountry": "US",
+        "bornAt": "1990-01-02T00:00:00.000Z",
+        "newsletter": True,
+        "identityVerified": False,
+        "isVolunteer": True,
+        "isDepartmentLead": True,
+        "userRoles": [
+            {"id": record["userRoles"][0]["id"], "name": "Staff"},
+            {"id": record["userRoles"][1]["id"], "name": "Dealer"},
+        ],
+        "permissions": ["volunteer:read"],
+        "profilePictureUrl": "https://example.org/fox.png",
+    }
+
+
+@pytest.mark.parametrize(
+    ("extra", "present"),
+    [
+        ("", set()),
+        ("pii:email", {"email"}),
+        ("pii:phone", {"phone"}),
+        ("pii:address", ADDRESS),
+    ],
+    ids=["basic", "email", "phone", "address"],
+)
+def test_restricted_attributes_are_absent_without_their_scope(
+    client: TestClient, apps: Apps, engine: Engine, extra: str, present: set[str]
+) -> None:
+    record = current(client, apps, engine, f"pii:basic {extra}".strip())
+    assert set(record) == BASIC | present
+
+
+def test_a_plain_attendee(client: TestClient, apps: Apps, engine: Engine) -> None:
+    record = current(client, apps, engine, "pii:basic pii:address", user="owl")
+    assert record["isVolunteer"] is False
+    assert record["isDepartmentLead"] is False
+    assert record["userRoles"] == []
+    assert record["permissions"] == []
+    assert record["bornAt"] is None
+    assert all(record[name] is None for name in ADDRESS)
+
+
+def test_only_a_users_token_with_pii_basic(client: TestClient, apps: Apps, engine: Engine) -> None:
+    ids = import_(engine, DOCUMENT).as_json()
+    fox = int(ids["users"]["fox"])
+    email_only = apps.mint(apps.register(obo_scopes="pii:email"), "pii:email", user_id=fox)
+    service = apps.service_token("user:read volunteer:read")
+    for token in (email_only, service):
+        answer = client.get("/api/users/current", headers=bearer(token))
+        assert answer.status_code == 403
+        assert answer.json()["errors"]["access"]["permissions"] == ["pii:basic"]
