@@ -29,6 +29,8 @@ from tests.transfer.support import import_
 # The routes outside the bearer guard, each with the reason.
 UNGUARDED = {
     ("POST", "/api/oauth/token"): "authenticates the client itself (api.md 4.2)",
+    ("POST", "/api/oauth/revoke"): "authenticates the client itself (RFC 7009 2.1)",
+    ("POST", "/api/oauth/introspect"): "authenticates the client itself (RFC 7662 2.1)",
 }
 
 
