@@ -268,11 +268,21 @@ class UserRefreshGrant(RefreshTokenGrant):  # type: ignore[misc]
 
     def _live_credential(self, presented: str, client: OAuthClient) -> PresentedRefreshToken:
         session = self.server_.session
+        digest = token_hash(presented)
+        grant_id = session.scalar(
+            select(RefreshToken.grant_id).where(RefreshToken.token_hash == digest)
+        )
+        if grant_id is None:
+            raise InvalidGrantError("The refresh token is invalid.")
+        # One lock order for everything that touches a grant: the grant's row first, then its
+        # tokens (revocation does the same). Concurrent refreshes of one grant wait here in
+        # turn instead of deadlocking on each other's token rows. SQLite: its write lock.
+        session.execute(select(Grant.id).where(Grant.id == grant_id).with_for_update())
         found = session.execute(
             select(RefreshToken, Grant, Application.scopes_version)
             .join(Grant, Grant.id == RefreshToken.grant_id)
             .join(Application, Application.id == Grant.application_id)
-            .where(RefreshToken.token_hash == token_hash(presented))
+            .where(RefreshToken.token_hash == digest)
         ).first()
         if found is None or found[1].application_id != client.id:
             raise InvalidGrantError("The refresh token is invalid.")
