@@ -24,6 +24,9 @@ from regdesk.schemas import add_request_models
 from regdesk.users.routes import current_router
 from regdesk.users.routes import router as users_router
 from regdesk.volunteers.routes import router as volunteers_router
+from regdesk.web.headers import HtmlSecurityHeaders
+from regdesk.web.pages import STATIC_PATH, static_files
+from regdesk.web.routes import router as web_router
 
 DESCRIPTION = """\
 Registration service for fan conventions: users, volunteers, departments and roles, with
@@ -61,8 +64,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         users_router,
         roles_router,
         departments_router,
+        web_router,
     ):
         app.include_router(router)
+    app.mount(STATIC_PATH, static_files(), name="static")
+    app.add_middleware(HtmlSecurityHeaders)
 
     @app.get("/healthz", include_in_schema=False)
     def healthz(request: Request) -> JSONResponse:

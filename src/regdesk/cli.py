@@ -334,11 +334,13 @@ def tokens() -> None:
 @json_option
 @pass_context
 def tokens_purge(context: Context, batch_size: int, as_json: bool) -> None:
-    """Delete expired codes and tokens and dead grants, in batches (run it on a schedule)."""
+    """Delete expired codes, tokens, sign-in sessions and dead grants (run it on a schedule)."""
     from regdesk.oauth.grants import purge
+    from regdesk.web.sessions import purge_sessions
 
-    result = purge(context.engine, batch=batch_size)
-    counts = result.as_json()
+    counts: dict[str, int] = purge(context.engine, batch=batch_size).as_json()
+    with context.writing() as session:
+        counts["webSessions"] = purge_sessions(session)
     emit(as_json, counts, "purged: " + ", ".join(f"{n} {kind}" for kind, n in counts.items()))
 
 

@@ -40,7 +40,9 @@ def _cursors(request: Request) -> Cursors:
 
 
 SettingsDep = Annotated[Settings, Depends(_settings)]
-ReadSession = Annotated[Session, Depends(_reading)]  # one read transaction per request
-WriteSession = Annotated[Session, Depends(_writing)]  # committed when the route returns
+# Function scope: the transaction ends when the route returns, before the response is sent.
+# (The default scope would commit after the client already has its 200.)
+ReadSession = Annotated[Session, Depends(_reading, scope="function")]
+WriteSession = Annotated[Session, Depends(_writing, scope="function")]
 CursorsDep = Annotated[Cursors, Depends(_cursors)]
 IssuerDep = Annotated[str, Depends(issuer)]

@@ -13,6 +13,7 @@ from regdesk.volunteers.models import (
     VolunteerDepartmentState,
     VolunteerOptionValue,
 )
+from regdesk.web.models import LoginFailure, WebSession
 
 metadata = Base.metadata
 
@@ -27,6 +28,7 @@ __all__ = [
     "EventOption",
     "Grant",
     "InstanceSetting",
+    "LoginFailure",
     "RefreshToken",
     "Role",
     "User",
@@ -36,5 +38,6 @@ __all__ = [
     "VolunteerContactMethod",
     "VolunteerDepartmentState",
     "VolunteerOptionValue",
+    "WebSession",
     "metadata",
 ]

@@ -39,6 +39,7 @@ def test_purge_removes_the_dead_and_keeps_the_living(
     after = counts(engine)
     assert purged["authorizationCodes"] == before["AuthorizationCode"] == 3
     assert purged["grants"] == 1
+    assert purged["webSessions"] == 0  # nobody signed in; tests/web checks their expiry
     assert after == {"AuthorizationCode": 0, "AccessToken": 1, "RefreshToken": 1, "Grant": 1}
     assert me(flow, living["access_token"]) == 200
     assert flow.refresh(living["refresh_token"]).status_code == 200

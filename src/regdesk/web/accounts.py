@@ -1,0 +1,255 @@
+"""Signing in and out, and the account page (operator.md, Web pages; issue 4)."""
+
+from __future__ import annotations
+
+import functools
+from typing import Annotated
+from urllib.parse import urlencode
+
+from fastapi import APIRouter, Form, Query, Request
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from sqlalchemy.orm import Session
+
+from regdesk.audit.service import Actor, record_event
+from regdesk.config import Settings
+from regdesk.oauth.grants import connected_applications, revoke_application
+from regdesk.security import hash_password, verify_password
+from regdesk.users.models import User
+from regdesk.users.service import find_by_login
+from regdesk.web import csrf, throttle
+from regdesk.web.pages import render, scopes_in_words
+from regdesk.web.redirects import local_path
+from regdesk.web.sessions import COOKIE_NAME, end_session, start_session
+from regdesk.web.visitor import (
+    PageDb,
+    Visitor,
+    VisitorDep,
+    clear_session_cookie,
+    client_address,
+    set_login_cookie,
+    set_session_cookie,
+)
+
+router = APIRouter(include_in_schema=False)
+
+MAX_LOGIN = 320
+MAX_PASSWORD = 1024
+# One message for an unknown account, a wrong password and an account without a password:
+# the form must not tell a stranger which usernames exist.
+WRONG_CREDENTIALS = "That username or e-mail and password do not match an account."
+
+TextField = Annotated[str, Form()]
+
+
+def login_redirect(next_: str) -> RedirectResponse:
+    """To the login page, coming back to `next_` (a local path) afterwards."""
+    return RedirectResponse(f"/login?{urlencode({'next': next_})}", status_code=303)
+
+
+def forbidden(request: Request, visitor: Visitor | None) -> HTMLResponse:
+    """A form arrived without its CSRF token, or with someone else's: nothing was done."""
+    return render(request, "forbidden.html", {"visitor": visitor}, status_code=403)
+
+
+# --- login ---------------------------------------------------------------------------------
+
+
+@router.get("/login")
+def login_page(
+    request: Request,
+    visitor: VisitorDep,
+    next_: Annotated[str | None, Query(alias="next")] = None,
+) -> Response:
+    return _login_form(request, visitor, next_=local_path(next_))
+
+
+@router.post("/login")
+def login(
+    request: Request,
+    db: PageDb,
+    visitor: VisitorDep,
+    username: TextField = "",
+    password: TextField = "",
+    csrf_token: TextField = "",
+    next_: Annotated[str, Form(alias="next")] = "",
+) -> Response:
+    target = local_path(next_)
+    if not csrf.login_form_is_genuine(request, csrf_token):
+        return forbidden(request, visitor)
+    login_name = username.strip()[:MAX_LOGIN]
+    user = find_by_login(db, login_name) if login_name else None
+    address = client_address(request)
+    attempt = throttle.attempt(login_name, user.id if user else None, address)
+    settings: Settings = request.app.state.settings
+    if settings.rate_limits == "on":
+        throttle.lock(db, attempt)
+        wait = throttle.retry_after(db, attempt)
+        if wait is not None:
+            minutes = -(-wait // 60)
+            return _login_form(
+                request,
+                visitor,
+                next_=target,
+                username=login_name,
+                error=f"Too many failed attempts to log in. Please wait {minutes} "
+                f"minute{'s' if minutes != 1 else ''} and try again.",
+                status_code=429,
+                headers={"Retry-After": str(wait)},
+            )
+
+    if not _password_matches(user, password):
+        throttle.record_failure(db, attempt)
+        reason = "unknown_account" if user is None else "wrong_password"
+        if user is not None and not user.password_hash:
+            reason = "no_password"
+        record_event(  # what was typed is not recorded: it is sometimes a password
+            db,
+            Actor(label="anonymous", ip_address=address),
+            "user.login_failed",
+            target_type="user" if user else None,
+            target_id=user.id if user else None,
+            details={"reason": reason},
+        )
+        return _login_form(
+            request, visitor, next_=target, username=login_name, error=WRONG_CREDENTIALS
+        )
+
+    assert user is not None
+    # A new session id at every login: a session id planted beforehand signs no one in.
+    end_session(db, request.cookies.get(COOKIE_NAME))
+    live = start_session(
+        db, user.id, ip_address=address, user_agent=request.headers.get("user-agent")
+    )
+    throttle.forgive(db, attempt)
+    actor = Actor(label=f"user:{user.id}", user_id=user.id, ip_address=address)
+    record_event(db, actor, "user.login", target_type="user", target_id=user.id)
+    response = RedirectResponse(target or "/account", status_code=303)
+    set_session_cookie(response, request, live.session_id)
+    return response
+
+
+@functools.cache
+def _stand_in_hash() -> str:
+    return hash_password("regdesk: no such account")
+
+
+def _password_matches(user: User | None, password: str) -> bool:
+    if user is None or not user.password_hash or len(password) > MAX_PASSWORD:
+        # The same argon2 work as a real check, so that timing does not tell who exists.
+        verify_password(_stand_in_hash(), password[:MAX_PASSWORD])
+        return False
+    return verify_password(user.password_hash, password)
+
+
+def _login_form(
+    request: Request,
+    visitor: Visitor | None,
+    *,
+    next_: str | None,
+    username: str = "",
+    error: str | None = None,
+    status_code: int = 200,
+    headers: dict[str, str] | None = None,
+) -> HTMLResponse:
+    nonce, fresh = csrf.login_nonce(request)
+    response = render(
+        request,
+        "login.html",
+        {
+            "visitor": visitor,
+            "login_token": csrf.login_token(request, nonce),
+            "next": next_,
+            "username": username,
+            "error": error,
+        },
+        status_code=status_code,
+        headers=headers,
+    )
+    if fresh:
+        set_login_cookie(response, request, nonce)
+    return response
+
+
+# --- logout --------------------------------------------------------------------------------
+
+
+@router.get("/logout")
+def logout_page(request: Request, visitor: VisitorDep) -> HTMLResponse:
+    """Signed in: a button that logs out (a POST, with its CSRF token). Else: signed out."""
+    return render(request, "logout.html", {"visitor": visitor})
+
+
+@router.post("/logout")
+def logout(
+    request: Request, db: PageDb, visitor: VisitorDep, csrf_token: TextField = ""
+) -> Response:
+    if visitor is None:
+        return RedirectResponse("/logout", status_code=303)
+    if not csrf.session_form_is_genuine(request, visitor.session_id, csrf_token):
+        return forbidden(request, visitor)
+    end_visit(db, visitor)
+    response = RedirectResponse("/logout", status_code=303)
+    clear_session_cookie(response, request)
+    return response
+
+
+def end_visit(db: Session, visitor: Visitor) -> None:
+    """The visitor's session ends, server-side: the cookie, if kept, signs no one in."""
+    end_session(db, visitor.session_id)
+    record_event(db, visitor.actor, "user.logout", target_type="user", target_id=visitor.user.id)
+
+
+# --- the account page ----------------------------------------------------------------------
+
+
+@router.get("/account")
+def account_page(
+    request: Request,
+    db: PageDb,
+    visitor: VisitorDep,
+    revoked: Annotated[str | None, Query()] = None,
+) -> Response:
+    if visitor is None:
+        return login_redirect("/account")
+    applications = [
+        (application, scopes_in_words(application.scopes))
+        for application in connected_applications(db, visitor.user.id)
+    ]
+    return render(
+        request,
+        "account.html",
+        {
+            "visitor": visitor,
+            "user": visitor.user,
+            "address": address_lines(visitor.user),
+            "applications": applications,
+            "revoked": revoked is not None,
+        },
+    )
+
+
+def address_lines(user: User) -> list[str]:
+    """The postal address as it is written on an envelope; empty when there is none."""
+    place = " ".join(p for p in (user.address_state, user.address_zipcode) if p)
+    city = ", ".join(p for p in (user.address_city, place) if p)
+    lines = (user.address_line1, user.address_line2, city, user.address_country)
+    return [line for line in lines if line]
+
+
+@router.post("/account/revoke")
+def revoke(
+    request: Request,
+    db: PageDb,
+    visitor: VisitorDep,
+    csrf_token: TextField = "",
+    application_id: TextField = "",
+) -> Response:
+    """Take back everything granted to one application: its grants and tokens die at once."""
+    if visitor is None:
+        return login_redirect("/account")
+    if not csrf.session_form_is_genuine(request, visitor.session_id, csrf_token):
+        return forbidden(request, visitor)
+    if not (application_id.isascii() and application_id.isdigit() and len(application_id) < 10):
+        return RedirectResponse("/account", status_code=303)
+    revoke_application(db, visitor.actor, visitor.user.id, int(application_id))
+    return RedirectResponse("/account?revoked", status_code=303)

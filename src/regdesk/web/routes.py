@@ -1,0 +1,11 @@
+"""The web pages' routes, as one router for `create_app` (operator.md, Web pages)."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+
+from regdesk.web import accounts, consent
+
+router = APIRouter(include_in_schema=False)
+router.include_router(accounts.router)
+router.include_router(consent.router)
