@@ -80,6 +80,27 @@ TOKEN_REQUEST_BODY: dict[str, Any] = {
 }
 
 
+# The body of revocation and introspection (RFC 7009 2.1, RFC 7662 2.1).
+TOKEN_ABOUT_BODY: dict[str, Any] = {
+    "required": True,
+    "content": {
+        "application/x-www-form-urlencoded": {
+            "schema": {
+                "type": "object",
+                "required": ["token"],
+                "properties": {
+                    "token": {"type": "string"},
+                    "token_type_hint": {
+                        "type": "string",
+                        "enum": ["access_token", "refresh_token"],
+                    },
+                },
+            }
+        }
+    },
+}
+
+
 async def read_token_fields(request: Request) -> dict[str, list[str]]:
     """The form (or JSON object) of a token request, each field with all its values."""
     body = await request.body()
@@ -133,25 +154,7 @@ async def token(request: Request) -> JSONResponse:
     summary="Revoke a token (RFC 7009)",
     description="Revoking a refresh token revokes its whole grant. Answers 200 for tokens "
     "that are unknown or already dead.",
-    openapi_extra={
-        "requestBody": {
-            "content": {
-                "application/x-www-form-urlencoded": {
-                    "schema": {
-                        "type": "object",
-                        "required": ["token"],
-                        "properties": {
-                            "token": {"type": "string"},
-                            "token_type_hint": {
-                                "type": "string",
-                                "enum": ["access_token", "refresh_token"],
-                            },
-                        },
-                    }
-                }
-            }
-        }
-    },
+    openapi_extra={"requestBody": TOKEN_ABOUT_BODY},
 )
 async def revoke(request: Request) -> JSONResponse:
     return await _respond(request, "revocation")
@@ -161,25 +164,7 @@ async def revoke(request: Request) -> JSONResponse:
     "/api/oauth/introspect",
     summary="Introspect a token (RFC 7662)",
     description="For the token's own client; any other token reads as inactive.",
-    openapi_extra={
-        "requestBody": {
-            "content": {
-                "application/x-www-form-urlencoded": {
-                    "schema": {
-                        "type": "object",
-                        "required": ["token"],
-                        "properties": {
-                            "token": {"type": "string"},
-                            "token_type_hint": {
-                                "type": "string",
-                                "enum": ["access_token", "refresh_token"],
-                            },
-                        },
-                    }
-                }
-            }
-        }
-    },
+    openapi_extra={"requestBody": TOKEN_ABOUT_BODY},
 )
 async def introspect(request: Request) -> JSONResponse:
     return await _respond(request, "introspection")
