@@ -31,6 +31,29 @@ class Settings(BaseSettings):
     rate_limits: Literal["on", "off"] = Field(
         default="on", description="'off' disables every rate limit (benchmarks, load tests)."
     )
+    redis_url: str | None = Field(
+        default=None,
+        description="redis://host:6379/0: rate-limit counters shared by every process and "
+        "host. Unset: counters in each process's memory (one process only).",
+    )
+    api_rate_limit: str = Field(
+        default="1200/minute",
+        description="Requests per client on the API, in the `limits` notation (N/second, "
+        "N/minute, N/hour; several separated by ';').",
+    )
+    token_rate_limit: str = Field(
+        default="1200/minute",
+        description="Token requests per client. At least the API's own limit, so a client "
+        "that fetches a token for every lookup works (decisions.md, Limits).",
+    )
+    login_rate_limit: str = Field(
+        default="30/minute", description="Login form submissions per client address."
+    )
+    trusted_proxies: str = Field(
+        default="",
+        description="Comma-separated addresses or networks of reverse proxies whose "
+        "X-Forwarded-For and X-Forwarded-Proto are believed.",
+    )
     public_url: str | None = Field(
         default=None,
         description="The address clients use (https://reg.example.org): the OAuth issuer. "
