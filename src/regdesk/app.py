@@ -12,6 +12,7 @@ from fastapi.openapi.utils import get_openapi
 from fastapi.responses import HTMLResponse, JSONResponse
 from fastapi_offline import FastAPIOffline
 from sqlalchemy import text
+from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
 from regdesk.config import Settings, load_settings
 from regdesk.db import instance_secret_key, make_engine
@@ -21,6 +22,7 @@ from regdesk.oauth.routes import router as oauth_router
 from regdesk.pagination import Cursors
 from regdesk.roles.routes import router as roles_router
 from regdesk.schemas import add_request_models
+from regdesk.transport import TransportPolicy, proxy_list
 from regdesk.users.routes import current_router
 from regdesk.users.routes import router as users_router
 from regdesk.volunteers.routes import router as volunteers_router
@@ -69,6 +71,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.include_router(router)
     app.mount(STATIC_PATH, static_files(), name="static")
     app.add_middleware(HtmlSecurityHeaders)
+    # Outermost last: proxies' headers are read first, then the transport rules apply.
+    app.add_middleware(TransportPolicy)
+    if proxies := proxy_list(settings.trusted_proxies):
+        app.add_middleware(ProxyHeadersMiddleware, trusted_hosts=proxies)
 
     @app.get("/healthz", include_in_schema=False)
     def healthz(request: Request) -> JSONResponse:

@@ -138,6 +138,7 @@ def serve(
     import uvicorn
 
     from regdesk.db import instance_secret_key
+    from regdesk.transport import tls_context
 
     if bool(tls_cert) != bool(tls_key):
         raise click.UsageError("--tls-cert and --tls-key go together")
@@ -155,6 +156,7 @@ def serve(
         workers=workers,
         ssl_certfile=tls_cert,
         ssl_keyfile=tls_key,
+        ssl_context_factory=tls_context if tls_cert else None,
         proxy_headers=False,
         server_header=False,
         log_level="info",

@@ -112,7 +112,8 @@ def test_the_session_cookie_is_not_secure_over_plain_http(
     client: TestClient, app: FastAPI, engine: Engine
 ) -> None:
     make_user(engine)
-    plain = TestClient(app, base_url="http://testserver")  # `client` already ran the lifespan
+    # Plain HTTP is answered on loopback only (regdesk.transport). `client` ran the lifespan.
+    plain = TestClient(app, base_url="http://testserver", client=("127.0.0.1", 50000))
     cookie = log_in(plain).headers["set-cookie"].lower()
     assert "httponly" in cookie
     assert "samesite=lax" in cookie
