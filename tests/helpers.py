@@ -7,7 +7,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -51,10 +51,14 @@ def free_port() -> int:
 
 
 @contextmanager
-def live_server(database_url: str) -> Iterator[str]:
-    """`regdesk serve` from the installed console script, on a free loopback port."""
+def live_server(database_url: str, settings: Mapping[str, str] | None = None) -> Iterator[str]:
+    """`regdesk serve` from the installed console script, on a free loopback port.
+
+    `settings`: more environment for it, e.g. `{"REGDESK_REDIS_URL": ...}`.
+    """
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("REGDESK_")}
+    env.update(settings or {})
     env["REGDESK_DATABASE_URL"] = database_url
     regdesk = Path(sys.executable).with_name("regdesk")
     process = subprocess.Popen(

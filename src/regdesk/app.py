@@ -20,6 +20,7 @@ from regdesk.departments.routes import router as departments_router
 from regdesk.errors import install_error_handlers
 from regdesk.oauth.routes import router as oauth_router
 from regdesk.pagination import Cursors
+from regdesk.ratelimit import RateLimitHeaders, RateLimits
 from regdesk.roles.routes import router as roles_router
 from regdesk.schemas import add_request_models
 from regdesk.transport import TransportPolicy, proxy_list
@@ -57,6 +58,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     )
     app.state.settings = settings
     app.state.engine = engine
+    app.state.rate_limits = RateLimits.from_settings(settings)
+    if app.state.rate_limits is not None:
+        app.add_middleware(RateLimitHeaders)
     install_error_handlers(app)
     app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]
     for router in (

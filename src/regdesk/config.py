@@ -47,7 +47,9 @@ class Settings(BaseSettings):
         "that fetches a token for every lookup works (decisions.md, Limits).",
     )
     login_rate_limit: str = Field(
-        default="30/minute", description="Login form submissions per client address."
+        default="120/minute",
+        description="Login form submissions per client address (a venue's Wi-Fi is one "
+        "address for hundreds of attendees).",
     )
     trusted_proxies: str = Field(
         default="",

@@ -97,6 +97,24 @@ class NotFound(ApiError):
     category = "resource"
 
 
+class RateLimited(ApiError):
+    """429: the client has made too many requests; `retryAfter` seconds until the next one
+    is counted (also in `Retry-After`). See ratelimit.py."""
+
+    status_code = 429
+    category = "rateLimit"
+
+    def __init__(self, retry_after: int) -> None:
+        self.retry_after = max(1, retry_after)
+        super().__init__(
+            f"Too many requests. Try again in {self.retry_after} seconds.",
+            retryAfter=self.retry_after,
+        )
+
+    def headers(self) -> dict[str, str]:
+        return {"Retry-After": str(self.retry_after)}
+
+
 class OAuthError(Exception):
     """An RFC 6749 5.2 error of the token, revocation or introspection endpoint."""
 
@@ -207,6 +225,10 @@ class _AccessDetail(_Message):
     permissions: list[str]
 
 
+class _RateLimitDetail(_Message):
+    retryAfter: int  # noqa: N815 -- the hosted service's name
+
+
 class _ServerDetail(BaseModel):
     hash: str
 
@@ -231,6 +253,10 @@ ENVELOPES: dict[int, tuple[str, type[BaseModel]]] = {
         _envelope("AccessError", "access", _AccessDetail),
     ),
     404: ("No such record.", _envelope("NotFoundError", "resource", _Message)),
+    429: (
+        "Too many requests from this client: wait `retryAfter` seconds (also `Retry-After`).",
+        _envelope("RateLimitError", "rateLimit", _RateLimitDetail),
+    ),
     500: (
         "Server error; `hash` identifies it in the server's log.",
         _envelope("ServerError", "server", _ServerDetail),
@@ -239,8 +265,12 @@ ENVELOPES: dict[int, tuple[str, type[BaseModel]]] = {
 
 
 def api_responses(*codes: int) -> dict[int | str, dict[str, Any]]:
-    """The `responses=` of a route: its error statuses, each with its envelope."""
+    """The `responses=` of a route: its error statuses, each with its envelope.
+
+    A route behind the bearer guard (401) may also answer 429: the guard counts its requests.
+    """
+    rate_limited = (429,) if 401 in codes else ()
     return {
         code: {"description": ENVELOPES[code][0], "model": ENVELOPES[code][1]}
-        for code in (*codes, 500)
+        for code in (*codes, *rate_limited, 500)
     }

@@ -58,7 +58,7 @@ def test_twenty_failures_from_one_address_stop_it_for_every_account(
     client: TestClient, app: FastAPI, engine: Engine
 ) -> None:
     make_user(engine)
-    for number in range(20):
+    for number in range(throttle.PER_ADDRESS):
         assert log_in(client, f"guess{number}", "wrong").status_code == 200
     assert_throttled(log_in(client, "fox", PASSWORD))
     # The account itself is not locked: its owner elsewhere gets in.

@@ -3,6 +3,8 @@
 A route names the scope it needs: `token: Annotated[LiveToken, Security(bearer, scopes=[...])]`.
 No live token: 401 with `Invalid token.` or `Token expired.` (the messages real clients look
 for). A live token without the scope: 403 naming it. Cookies play no part (decisions.md).
+Each request with a live token counts against its application's rate limit (ratelimit.py):
+over it, 429, whatever the scope.
 """
 
 from __future__ import annotations
@@ -17,8 +19,9 @@ from fastapi.openapi.models import (
 )
 from fastapi.security import OAuth2, SecurityScopes
 
+from regdesk import ratelimit
 from regdesk.db import read_session
-from regdesk.errors import InsufficientScope, InvalidToken, TokenExpired
+from regdesk.errors import InsufficientScope, InvalidToken, RateLimited, TokenExpired
 from regdesk.oauth.scopes import SCOPES, Holder
 from regdesk.oauth.tokens import LiveToken, TokenRefused, find_live_token
 
@@ -63,6 +66,9 @@ def bearer(
             token = find_live_token(session, credential)
         except TokenRefused as refused:
             raise TokenExpired() if refused.expired else InvalidToken() from None
+    limited = ratelimit.count(request, "api", str(token.application_id))
+    if limited is not None and not limited.allowed:
+        raise RateLimited(limited.retry_after)
     missing = [scope for scope in security_scopes.scopes if scope not in token.scopes]
     if missing:
         raise InsufficientScope(missing)

@@ -1,17 +1,26 @@
 """OAuth endpoints: token (api.md 4.2), revocation (RFC 7009), introspection (RFC 7662) and
-the server's metadata (RFC 8414)."""
+the server's metadata (RFC 8414).
+
+The first three share one rate limit per client (ratelimit.py), charged before the client is
+authenticated. Over it: 429 with `Retry-After` and `{"error": "too_many_requests", ...}`, in
+the RFC 6749 5.2 shape these endpoints always answer in (RFC 6749 names no error for it).
+"""
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 from collections import defaultdict
+from collections.abc import Mapping, Sequence
 from typing import Any
-from urllib.parse import parse_qsl
+from urllib.parse import parse_qsl, unquote_plus
 
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
+from regdesk import ratelimit
 from regdesk.db import write_session
 from regdesk.deps import IssuerDep, issuer
 from regdesk.errors import NO_STORE, OAuthError
@@ -32,6 +41,13 @@ DEFAULT_DESCRIPTIONS = {
     "invalid_scope": "The requested scope is invalid.",
 }
 
+RATE_LIMITED: dict[int | str, dict[str, Any]] = {
+    429: {
+        "description": "`too_many_requests`: this client has made too many requests; "
+        "wait `Retry-After` seconds."
+    }
+}
+
 TOKEN_RESPONSES: dict[int | str, dict[str, Any]] = {
     200: {
         "description": "An access token (and, for a user's grant, a refresh token).",
@@ -48,6 +64,7 @@ TOKEN_RESPONSES: dict[int | str, dict[str, Any]] = {
     },
     400: {"description": 'RFC 6749 5.2 error: `{"error", "error_description"}`.'},
     401: {"description": "`invalid_client`: unknown client, wrong secret or suspended."},
+    **RATE_LIMITED,
 }
 
 TOKEN_REQUEST_BODY: dict[str, Any] = {
@@ -154,6 +171,7 @@ async def token(request: Request) -> JSONResponse:
     summary="Revoke a token (RFC 7009)",
     description="Revoking a refresh token revokes its whole grant. Answers 200 for tokens "
     "that are unknown or already dead.",
+    responses=RATE_LIMITED,
     openapi_extra={"requestBody": TOKEN_ABOUT_BODY},
 )
 async def revoke(request: Request) -> JSONResponse:
@@ -164,6 +182,7 @@ async def revoke(request: Request) -> JSONResponse:
     "/api/oauth/introspect",
     summary="Introspect a token (RFC 7662)",
     description="For the token's own client; any other token reads as inactive.",
+    responses=RATE_LIMITED,
     openapi_extra={"requestBody": TOKEN_ABOUT_BODY},
 )
 async def introspect(request: Request) -> JSONResponse:
@@ -196,9 +215,10 @@ def metadata(issuer: IssuerDep) -> JSONResponse:
 async def _respond(request: Request, endpoint: str | None) -> JSONResponse:
     """Run the token endpoint (`endpoint` None) or a named one; render its answer."""
     fields = await read_token_fields(request)
+    clients = named_clients(fields, request.headers.get("authorization", ""))
     token_request = TokenRequest(str(request.url), request.headers, fields)
     status, body, headers = await run_in_threadpool(
-        _server_response, request, token_request, endpoint
+        _server_response, request, token_request, endpoint, clients
     )
     if "error" in body:
         body.setdefault("error_description", DEFAULT_DESCRIPTIONS.get(body["error"], ""))
@@ -209,9 +229,45 @@ async def _respond(request: Request, endpoint: str | None) -> JSONResponse:
     return JSONResponse(body, status_code=status, headers={**headers, **NO_STORE})
 
 
+def named_clients(fields: Mapping[str, Sequence[str]], authorization: str) -> list[str]:
+    """The clients a request names, in the form and in HTTP Basic, as the rate limit counts
+    them: both, since authentication tries both; `01` is client 1, as `load_client` reads it;
+    whatever can name no client is `unknown`."""
+    named = [*fields.get("client_id", ()), _basic_user(authorization)]
+    ids = [str(int(n)) for n in named if n and n.isascii() and n.isdigit() and len(n) <= 18]
+    return ids or ["unknown"]
+
+
+def _basic_user(authorization: str) -> str | None:
+    """The client id of an HTTP Basic header, decoded as `authenticate_client_secret_basic`
+    does."""
+    scheme, _, encoded = authorization.partition(" ")
+    if scheme.lower() != "basic":
+        return None
+    try:
+        decoded = base64.b64decode(encoded.strip()).decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError):
+        return None
+    return unquote_plus(decoded.partition(":")[0])
+
+
+def _count_request(request: Request, clients: Sequence[str]) -> None:
+    limited = ratelimit.count(request, "token", *clients)
+    if limited is not None and not limited.allowed:
+        wait = limited.retry_after
+        raise OAuthError(
+            "too_many_requests",
+            f"Too many requests from this client. Try again in {wait} seconds.",
+            status_code=429,
+            headers={"Retry-After": str(wait)},
+        )
+
+
 def _server_response(
-    request: Request, token_request: TokenRequest, endpoint: str | None
+    request: Request, token_request: TokenRequest, endpoint: str | None, clients: Sequence[str]
 ) -> tuple[int, dict[str, Any], dict[str, str]]:
+    # Before authentication, so that wrong secrets count too; outside the transaction.
+    _count_request(request, clients)
     settings = request.app.state.settings
     # One transaction, committed whatever the answer: a refused replay still revokes.
     with write_session(request.app.state.engine) as session:

@@ -10,6 +10,7 @@ from fastapi import APIRouter, Form, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from sqlalchemy.orm import Session
 
+from regdesk import ratelimit
 from regdesk.audit.service import Actor, record_event
 from regdesk.config import Settings
 from regdesk.oauth.grants import connected_applications, revoke_application
@@ -74,27 +75,35 @@ def login(
     next_: Annotated[str, Form(alias="next")] = "",
 ) -> Response:
     target = local_path(next_)
+    login_name = username.strip()[:MAX_LOGIN]
+    address = client_address(request)
+    # Every submission counts, even one the CSRF or password check will refuse (ratelimit.py).
+    limited = ratelimit.count(request, "login", throttle.address_key(address))
+    if limited is not None and not limited.allowed:
+        return _too_many(
+            request,
+            visitor,
+            "Too many attempts to log in from your address.",
+            limited.retry_after,
+            next_=target,
+            username=login_name,
+        )
     if not csrf.login_form_is_genuine(request, csrf_token):
         return forbidden(request, visitor)
-    login_name = username.strip()[:MAX_LOGIN]
     user = find_by_login(db, login_name) if login_name else None
-    address = client_address(request)
     attempt = throttle.attempt(login_name, user.id if user else None, address)
     settings: Settings = request.app.state.settings
     if settings.rate_limits == "on":
         throttle.lock(db, attempt)
         wait = throttle.retry_after(db, attempt)
         if wait is not None:
-            minutes = -(-wait // 60)
-            return _login_form(
+            return _too_many(
                 request,
                 visitor,
+                "Too many failed attempts to log in.",
+                wait,
                 next_=target,
                 username=login_name,
-                error=f"Too many failed attempts to log in. Please wait {minutes} "
-                f"minute{'s' if minutes != 1 else ''} and try again.",
-                status_code=429,
-                headers={"Retry-After": str(wait)},
             )
 
     if not _password_matches(user, password):
@@ -139,6 +148,28 @@ def _password_matches(user: User | None, password: str) -> bool:
         verify_password(_stand_in_hash(), password[:MAX_PASSWORD])
         return False
     return verify_password(user.password_hash, password)
+
+
+def _too_many(
+    request: Request,
+    visitor: Visitor | None,
+    reason: str,
+    wait: int,
+    *,
+    next_: str | None,
+    username: str,
+) -> HTMLResponse:
+    """429: the form again, to try later, saying how long to wait."""
+    minutes = -(-wait // 60)
+    return _login_form(
+        request,
+        visitor,
+        next_=next_,
+        username=username,
+        error=f"{reason} Please wait {minutes} minute{'s' if minutes != 1 else ''} and try again.",
+        status_code=429,
+        headers={"Retry-After": str(wait)},
+    )
 
 
 def _login_form(

@@ -23,7 +23,9 @@ from regdesk.web.models import LoginFailure
 
 WINDOW = dt.timedelta(minutes=15)
 PER_ACCOUNT = 5
-PER_ADDRESS = 20
+# A convention's attendees share one public address on the venue's Wi-Fi: the per-account
+# limit stops guessing; the per-address one only has to stop a spray across accounts.
+PER_ADDRESS = 100
 # PostgreSQL advisory-lock classes: one login attempt per account (and per address) at a time,
 # so that concurrent guesses cannot all pass the count before any is recorded.
 _ACCOUNT_LOCK, _ADDRESS_LOCK = 0x72640001, 0x72640002

@@ -1,0 +1,256 @@
+"""Rate limits per client (decisions.md, Limits; operator.md, REGDESK_RATE_LIMITS).
+
+What is counted, and against whom:
+- `api:<application id>`: every API request made with a live token of that application
+  (REGDESK_API_RATE_LIMIT), counted by the bearer guard before the scope check;
+- `token:<client id>`: every token, revocation and introspection request naming that client
+  (REGDESK_TOKEN_RATE_LIMIT), counted BEFORE the client is authenticated, so that wrong
+  secrets count too;
+- `login:<client address>`: every login form submission from that address, an IPv6 client's
+  whole /64 (REGDESK_LOGIN_RATE_LIMIT). The database-backed throttle of failed logins
+  (`web/throttle.py`) applies as well.
+Every key lives in a namespace derived from the instance's secret key, so two deployments that
+share one Redis never share a counter.
+
+Algorithm: a moving window (`limits`' MovingWindowRateLimiter): at most N requests in ANY
+period of the window's length, with no burst at window edges, and one atomic Lua script per
+count in Redis. A setting may hold several limits (`10/second;1200/minute`): a request is
+counted against each, and is refused when any is full. The one that decides the answer is the
+refusing limit with the longest wait, or, when nothing refuses, the one with the fewest
+requests left.
+
+Counters live in this process's memory without REGDESK_REDIS_URL (so with one process only),
+else in Redis, shared by every process and host. When Redis cannot be reached the limits FAIL
+OPEN: the request is served without a limit (and without the headers), a warning is logged at
+most once a minute, and Redis is tried again a few seconds later. An outage of the counter
+store must not take registration down; the database-backed login throttle still holds.
+
+Every counted response carries the RateLimit-Limit, RateLimit-Remaining and RateLimit-Reset
+headers (draft-ietf-httpapi-ratelimit-headers); a refusal adds Retry-After. Routes leave their
+verdict on the request's state and `RateLimitHeaders` writes it on whatever answer goes out,
+errors included.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import logging
+import math
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal, cast
+
+from limits import RateLimitItem, parse_many
+from limits.storage import Storage, storage_from_string
+from limits.strategies import MovingWindowRateLimiter
+from redis.backoff import NoBackoff
+from redis.retry import Retry
+from starlette.datastructures import MutableHeaders
+from starlette.requests import Request
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from regdesk.config import Settings
+
+log = logging.getLogger("regdesk.ratelimit")
+
+Kind = Literal["api", "token", "login"]
+
+STATE_KEY = "rate_limit"  # where a route leaves its Verdict, in the request's state
+KEY_PREFIX = "regdesk"  # every Redis key starts with it
+# An unreachable Redis costs one failed attempt per process per STORE_RETRY_SECONDS, not one
+# per request. A Redis on the same network answers in well under a millisecond.
+STORE_RETRY_SECONDS = 5.0
+WARNING_INTERVAL_SECONDS = 60.0
+REDIS_OPTIONS: dict[str, Any] = {
+    "socket_connect_timeout": 0.5,
+    "socket_timeout": 0.5,
+    # redis-py retries a failed connection three times with backoff by default: during an
+    # outage every request would wait for that. Options in the URL's query string win.
+    "retry": Retry(NoBackoff(), 0),
+}
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """Where a client stands against one limit, this request counted (or refused)."""
+
+    allowed: bool
+    limit: int
+    remaining: int
+    reset: int  # seconds until the oldest counted request leaves the window: one more is free
+
+    @property
+    def retry_after(self) -> int:
+        """Seconds to wait before trying again (meaningful when refused), at least 1."""
+        return max(1, self.reset)
+
+    def headers(self) -> dict[str, str]:
+        return {
+            "RateLimit-Limit": str(self.limit),
+            "RateLimit-Remaining": str(self.remaining),
+            "RateLimit-Reset": str(self.reset),
+        }
+
+
+def most_restrictive(verdicts: Iterable[Verdict]) -> Verdict:
+    """The verdict that decides: of the refusals, the longest wait; else the fewest left."""
+    every = list(verdicts)
+    refused = [verdict for verdict in every if not verdict.allowed]
+    if refused:
+        return max(refused, key=lambda verdict: verdict.reset)
+    return min(every, key=lambda verdict: (verdict.remaining, -verdict.reset))
+
+
+@functools.lru_cache(maxsize=8)
+def instance_namespace(secret_key: str) -> str:
+    """This deployment's part of a shared Redis: every process of it agrees on the secret."""
+    return hashlib.sha256(f"regdesk rate limits\0{secret_key}".encode()).hexdigest()[:16]
+
+
+class RateLimits:
+    """The limits of one application: a counter store and what each kind of request may do."""
+
+    def __init__(
+        self,
+        storage: Storage,
+        limits: Mapping[Kind, Sequence[RateLimitItem]],
+        *,
+        shared: bool,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.limiter = MovingWindowRateLimiter(storage)
+        self.limits = dict(limits)
+        self.shared = shared
+        # A store in this process's memory cannot be "down": its errors are bugs, let them out.
+        self._store_errors = storage.base_exceptions if shared else ()
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._down_until: float | None = None
+        self._warned_at: float | None = None
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> RateLimits | None:
+        """The limits the settings ask for; None when REGDESK_RATE_LIMITS is off."""
+        if settings.rate_limits == "off":
+            return None
+        limits: dict[Kind, Sequence[RateLimitItem]] = {
+            "api": _parse("REGDESK_API_RATE_LIMIT", settings.api_rate_limit),
+            "token": _parse("REGDESK_TOKEN_RATE_LIMIT", settings.token_rate_limit),
+            "login": _parse("REGDESK_LOGIN_RATE_LIMIT", settings.login_rate_limit),
+        }
+        if settings.redis_url:
+            # Connecting is lazy: a Redis that is down at startup does not stop the service.
+            storage = storage_from_string(
+                settings.redis_url, key_prefix=KEY_PREFIX, **REDIS_OPTIONS
+            )
+            return cls(cast(Storage, storage), limits, shared=True)
+        return cls(cast(Storage, storage_from_string("memory://")), limits, shared=False)
+
+    def count(self, kind: Kind, names: Iterable[str], namespace: str) -> Verdict | None:
+        """Count one request of `kind` against each of `names` (a client, an address).
+
+        None when the request cannot be counted because the store is unreachable: it is then
+        served without a limit (fail open).
+        """
+        if self._store_is_resting():
+            return None
+        try:
+            verdicts = [
+                self._hit(item, namespace, kind, name)
+                for name in dict.fromkeys(names)
+                for item in self.limits[kind]
+            ]
+        except self._store_errors as error:
+            self._store_failed(error)
+            return None
+        self._store_answered()
+        return most_restrictive(verdicts)
+
+    def _hit(self, item: RateLimitItem, *key: str) -> Verdict:
+        allowed = self.limiter.hit(item, *key)
+        reset_at, remaining = self.limiter.get_window_stats(item, *key)
+        # Clamped: with Redis the timestamps come from every host's clock.
+        reset = min(item.get_expiry(), max(1, math.ceil(reset_at - time.time())))
+        return Verdict(allowed, item.amount, max(0, remaining), reset)
+
+    # --- fail open ---------------------------------------------------------------------------
+
+    def _store_is_resting(self) -> bool:
+        with self._lock:
+            return self._down_until is not None and self._clock() < self._down_until
+
+    def _store_failed(self, error: Exception) -> None:
+        now = self._clock()
+        with self._lock:
+            self._down_until = now + STORE_RETRY_SECONDS
+            warn = self._warned_at is None or now - self._warned_at >= WARNING_INTERVAL_SECONDS
+            if warn:
+                self._warned_at = now
+        if warn:
+            log.warning(
+                "rate-limit store unreachable, requests are served WITHOUT rate limits "
+                "until it answers: %s",
+                error,
+            )
+
+    def _store_answered(self) -> None:
+        with self._lock:
+            was_down = self._down_until is not None
+            self._down_until = None
+            self._warned_at = None
+        if was_down:
+            log.warning("rate-limit store answers again: rate limits apply")
+
+
+def _parse(variable: str, text: str) -> list[RateLimitItem]:
+    try:
+        return parse_many(text)
+    except ValueError:
+        raise ValueError(
+            f"{variable}: {text!r} is not a rate limit such as '1200/minute' "
+            "(several are separated by ';')"
+        ) from None
+
+
+# --- in a request ----------------------------------------------------------------------------
+
+
+def count(request: Request, kind: Kind, *names: str) -> Verdict | None:
+    """Count this request against `names`; the verdict also goes out as headers.
+
+    None: not limited (REGDESK_RATE_LIMITS=off, or the store is unreachable).
+    """
+    limits: RateLimits | None = request.app.state.rate_limits
+    if limits is None:
+        return None
+    verdict = limits.count(kind, names, instance_namespace(request.app.state.secret_key))
+    if verdict is not None:
+        setattr(request.state, STATE_KEY, verdict)
+    return verdict
+
+
+class RateLimitHeaders:
+    """Writes the verdict a route left on the request's state as RateLimit-* headers."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        # The same dict as `request.state` further in (Starlette creates it on first use).
+        state: dict[str, Any] = scope.setdefault("state", {})
+
+        async def send_with_headers(message: Message) -> None:
+            verdict = state.get(STATE_KEY)
+            if message["type"] == "http.response.start" and isinstance(verdict, Verdict):
+                headers = MutableHeaders(scope=message)
+                for name, value in verdict.headers().items():
+                    headers[name] = value
+            await send(message)
+
+        await self.app(scope, receive, send_with_headers)
