@@ -11,10 +11,8 @@ import httpx
 import pytest
 from sqlalchemy import Engine
 
-from regdesk.audit.service import Actor
-from regdesk.db import make_engine, write_session
+from regdesk.db import make_engine
 from regdesk.migrations.runner import upgrade
-from regdesk.oauth.applications import create_application
 from tests.conftest import postgres_base_url, scratch_database_url
 from tests.helpers import live_server
 from tests.oauth.test_code_flow_client_library import (
@@ -23,8 +21,8 @@ from tests.oauth.test_code_flow_client_library import (
     authorize_as_user,
     form_with,
     page_forms,
+    seed_fox_and_app,
 )
-from tests.transfer.support import import_
 
 
 @pytest.fixture
@@ -44,33 +42,12 @@ def test_two_processes_share_codes_sessions_and_revocations(
     deployment: tuple[Engine, str, str],
 ) -> None:
     engine, first, second = deployment
-    import_(
-        engine,
-        {
-            "users": [
-                {
-                    "username": "fox",
-                    "email": "fox@example.org",
-                    "firstName": "Fae",
-                    "lastName": "Fox",
-                    "password": PASSWORD,
-                },
-            ]
-        },
-    )
-    with write_session(engine) as session:
-        application, secret = create_application(
-            session,
-            Actor("test"),
-            name="Schedule App",
-            obo_scopes="pii:basic",
-            redirect_uris=[CALLBACK],
-        )
-    auth = (str(application.id), secret)
+    client_id, secret = seed_fox_and_app(engine, obo_scopes="pii:basic")
+    auth = (client_id, secret)
 
     # The user signs in and consents on the first process...
     authorize = (
-        f"{first}/oauth/authorize?client_id={application.id}&response_type=code"
+        f"{first}/oauth/authorize?client_id={client_id}&response_type=code"
         f"&redirect_uri={CALLBACK}&scope=pii:basic&state=xyz"
     )
     back = authorize_as_user(first, authorize)
@@ -107,20 +84,7 @@ def test_a_session_made_on_one_process_is_honoured_by_the_other(
     deployment: tuple[Engine, str, str],
 ) -> None:
     engine, first, second = deployment
-    import_(
-        engine,
-        {
-            "users": [
-                {
-                    "username": "fox",
-                    "email": "fox@example.org",
-                    "firstName": "Fae",
-                    "lastName": "Fox",
-                    "password": PASSWORD,
-                },
-            ]
-        },
-    )
+    seed_fox_and_app(engine)
     with httpx.Client(base_url=first) as browser:
         page = browser.get("/login")
         fields = form_with(page_forms(page.text), "password")

@@ -17,6 +17,7 @@ import pytest
 from authlib.common.security import generate_token
 from authlib.integrations.base_client import OAuthError
 from authlib.integrations.requests_client import OAuth2Session
+from sqlalchemy import Engine
 
 from regdesk.audit.service import Actor
 from regdesk.db import make_engine, write_session
@@ -63,31 +64,37 @@ def server(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[str
     with scratch_database_url(request.param, tmp_path) as url:
         engine = make_engine(url)
         upgrade(engine)
-        import_(
-            engine,
-            {
-                "users": [
-                    {
-                        "username": "fox",
-                        "email": "fox@example.org",
-                        "firstName": "Fae",
-                        "lastName": "Fox",
-                        "password": PASSWORD,
-                    },
-                ]
-            },
-        )
-        with write_session(engine) as session:
-            application, secret = create_application(
-                session,
-                Actor("test"),
-                name="Schedule App",
-                obo_scopes="pii:basic pii:email",
-                redirect_uris=[CALLBACK],
-            )
+        client_id, secret = seed_fox_and_app(engine)
         engine.dispose()
         with live_server(url) as base:
-            yield base, str(application.id), secret
+            yield base, client_id, secret
+
+
+def seed_fox_and_app(engine: Engine, obo_scopes: str = "pii:basic pii:email") -> tuple[str, str]:
+    """The user fox (with PASSWORD) and the Schedule App: its client id and secret."""
+    import_(
+        engine,
+        {
+            "users": [
+                {
+                    "username": "fox",
+                    "email": "fox@example.org",
+                    "firstName": "Fae",
+                    "lastName": "Fox",
+                    "password": PASSWORD,
+                },
+            ]
+        },
+    )
+    with write_session(engine) as session:
+        application, secret = create_application(
+            session,
+            Actor("test"),
+            name="Schedule App",
+            obo_scopes=obo_scopes,
+            redirect_uris=[CALLBACK],
+        )
+    return str(application.id), secret
 
 
 def authorize_as_user(base: str, authorization_url: str) -> str:
