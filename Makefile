@@ -33,8 +33,9 @@ format: install
 	$(BIN)/ruff format src tests bench
 	$(BIN)/ruff check --fix src tests bench
 
-## Benchmarks: report only, never fail; results in build/bench.json
+## Benchmarks: report only, never fail; results in build/bench.json (wrk from Debian's packages)
 bench: install
+	command -v wrk >/dev/null || (apt-get update -qq && apt-get install -y -qq wrk)
 	$(BIN)/python -m bench
 
 clean:

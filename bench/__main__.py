@@ -8,7 +8,7 @@ import os
 import platform
 from pathlib import Path
 
-from bench import demo_load
+from bench import http
 
 
 def main() -> None:
@@ -16,7 +16,7 @@ def main() -> None:
         "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "machine": f"{platform.machine()}, {os.cpu_count()} cores, "
         f"Python {platform.python_version()}",
-        "demo_load": demo_load.run(),
+        "http": http.run(),
     }
     out = Path("build/bench.json")
     out.parent.mkdir(exist_ok=True)

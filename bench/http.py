@@ -1,0 +1,332 @@
+"""Read pages and token grants under load: regdesk against its ceiling, interleaved.
+
+For each database (SQLite; PostgreSQL when REGDESK_TEST_POSTGRES_URL is set): a fresh database
+filled by `regdesk demo --users N --volunteers M`, one `regdesk serve` worker on loopback with
+rate limits off, and wrk at 16 connections. Each endpoint is measured against the real server
+and against the ceiling (bench/ceiling.py: same framework and server, same bytes, no database,
+no auth), alternating, and the best of the rounds is kept for each.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import quote
+
+import httpx
+from sqlalchemy import text
+
+from regdesk.audit.service import Actor
+from regdesk.db import make_engine, write_session
+from regdesk.oauth.applications import create_application
+from regdesk.oauth.models import Grant
+from regdesk.oauth.tokens import issue_access_token
+
+USERS = int(os.environ.get("BENCH_USERS", "100000"))
+VOLUNTEERS = int(os.environ.get("BENCH_VOLUNTEERS", "20000"))
+SECONDS = int(os.environ.get("BENCH_SECONDS", "5"))
+ROUNDS = int(os.environ.get("BENCH_ROUNDS", "2"))
+CONNECTIONS = 16
+REGDESK = Path(sys.executable).with_name("regdesk")
+UVICORN = Path(sys.executable).with_name("uvicorn")
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    name: str
+    method: str
+    path: str
+    body: str = ""
+    content_type: str = "application/json"
+    auth: str = "service"  # which credential: service, user, basic
+
+
+@dataclass(frozen=True)
+class Run:
+    requests_per_second: float
+    p50_ms: float
+    p99_ms: float
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def _wait_healthy(base: str, process: subprocess.Popen[bytes]) -> None:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        assert process.poll() is None, "server stopped"
+        try:
+            if httpx.get(f"{base}/healthz").status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        time.sleep(0.1)
+    raise RuntimeError(f"{base} did not come up")
+
+
+def _wrk(url: str, endpoint: Endpoint, headers: dict[str, str], folder: Path) -> Run:
+    script = folder / "request.lua"
+    lua_headers = "".join(f'wrk.headers["{k}"] = {json.dumps(v)}\n' for k, v in headers.items())
+    script.write_text(
+        f'wrk.method = "{endpoint.method}"\n'
+        f"wrk.body = {json.dumps(endpoint.body)}\n"
+        f'wrk.headers["Content-Type"] = "{endpoint.content_type}"\n' + lua_headers
+    )
+    output = subprocess.run(
+        [
+            "wrk",
+            "-t2",
+            f"-c{CONNECTIONS}",
+            f"-d{SECONDS}s",
+            "--latency",
+            "-s",
+            str(script),
+            url + endpoint.path,
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    non_2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", output)
+    if non_2xx:
+        raise RuntimeError(f"{endpoint.name}: {non_2xx.group(1)} failed responses\n{output}")
+    return Run(
+        float(re.search(r"Requests/sec:\s+([\d.]+)", output).group(1)),  # type: ignore[union-attr]
+        _latency(output, "50%"),
+        _latency(output, "99%"),
+    )
+
+
+def _latency(output: str, percentile: str) -> float:
+    value, unit = re.search(rf"{percentile}\s+([\d.]+)(us|ms|s)", output).groups()  # type: ignore[union-attr]
+    return float(value) * {"us": 0.001, "ms": 1.0, "s": 1000.0}[unit]
+
+
+def _credentials(database_url: str) -> dict[str, str]:
+    """A service token, a user's token, and Basic credentials for the token endpoint."""
+    engine = make_engine(database_url)
+    with write_session(engine) as session:
+        service_app, secret = create_application(
+            session,
+            Actor("bench"),
+            name="Bench",
+            service_scopes="user:read volunteer:read",
+            obo_scopes="pii:basic pii:email",
+        )
+        service_token, _ = issue_access_token(
+            session, application_id=service_app.id, scope="user:read volunteer:read", ttl=86400
+        )
+        grant = Grant(
+            application_id=service_app.id,
+            user_id=3,
+            scope="pii:basic pii:email",
+            app_scopes_version=1,
+        )
+        session.add(grant)
+        session.flush()
+        user_token, _ = issue_access_token(
+            session,
+            application_id=service_app.id,
+            scope="pii:basic pii:email",
+            ttl=86400,
+            user_id=3,
+            grant_id=grant.id,
+        )
+    engine.dispose()
+    import base64
+
+    basic = base64.b64encode(f"{service_app.id}:{secret}".encode()).decode()
+    return {
+        "service": f"Bearer {service_token}",
+        "user": f"Bearer {user_token}",
+        "basic": f"Basic {basic}",
+    }
+
+
+def _deep_cursor(base: str, authorization: str, depth: int) -> str:
+    cursor: str | None = None
+    for _ in range(depth):
+        page = httpx.post(
+            f"{base}/api/v0/volunteers/search",
+            headers={"Authorization": authorization},
+            json={"limit": 100, **({"nextPage": cursor} if cursor else {})},
+        ).json()
+        cursor = page["nextPage"]
+    assert cursor is not None, "not enough volunteers for that depth"
+    return cursor
+
+
+def _endpoints(base: str, credentials: dict[str, str]) -> list[Endpoint]:
+    deep = _deep_cursor(base, credentials["service"], 149)
+    return [
+        Endpoint(
+            "volunteer search, first page", "POST", "/api/v0/volunteers/search", '{"limit": 100}'
+        ),
+        Endpoint(
+            "volunteer search, page 150",
+            "POST",
+            "/api/v0/volunteers/search",
+            json.dumps({"limit": 100, "nextPage": deep}),
+        ),
+        Endpoint("user search", "POST", "/api/v0/users/search", '{"limit": 100}'),
+        Endpoint("get user", "GET", "/api/v0/users/4242"),
+        Endpoint("departments", "GET", "/api/v0/volunteers/departments"),
+        Endpoint("current user", "GET", "/api/users/current", auth="user"),
+        Endpoint(
+            "token (client_credentials)",
+            "POST",
+            "/api/oauth/token",
+            "grant_type=client_credentials",
+            "application/x-www-form-urlencoded",
+            "basic",
+        ),
+    ]
+
+
+def _peak_rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def bench_database(database_url: str, label: str) -> dict[str, object]:
+    env = {**os.environ, "REGDESK_DATABASE_URL": database_url, "REGDESK_RATE_LIMITS": "off"}
+    subprocess.run([str(REGDESK), "db", "upgrade"], env=env, check=True, capture_output=True)
+    started = time.perf_counter()
+    subprocess.run(
+        [str(REGDESK), "demo", "--users", str(USERS), "--volunteers", str(VOLUNTEERS)],
+        env=env,
+        check=True,
+        capture_output=True,
+    )
+    demo_seconds = time.perf_counter() - started
+    credentials = _credentials(database_url)
+    port, ceiling_port = _free_port(), _free_port()
+    base, ceiling = f"http://127.0.0.1:{port}", f"http://127.0.0.1:{ceiling_port}"
+    server = subprocess.Popen(
+        [str(REGDESK), "serve", "--port", str(port)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    results: dict[str, object] = {"demo_load_seconds": round(demo_seconds, 1)}
+    with tempfile.TemporaryDirectory() as scratch:
+        folder = Path(scratch)
+        try:
+            _wait_healthy(base, server)
+            endpoints = _endpoints(base, credentials)
+            recorded = {}
+            for endpoint in endpoints:
+                headers = {"Authorization": credentials[endpoint.auth]}
+                answer = httpx.request(
+                    endpoint.method,
+                    base + endpoint.path,
+                    headers={**headers, "Content-Type": endpoint.content_type},
+                    content=endpoint.body,
+                )
+                answer.raise_for_status()
+                recorded[f"{endpoint.method} {endpoint.path}"] = [
+                    answer.status_code,
+                    answer.headers["content-type"],
+                    answer.text,
+                ]
+            (folder / "ceiling.json").write_text(json.dumps(recorded))
+            ceiling_server = subprocess.Popen(
+                [
+                    str(UVICORN),
+                    "bench.ceiling:app",
+                    "--port",
+                    str(ceiling_port),
+                    "--log-level",
+                    "warning",
+                    "--no-access-log",
+                ],
+                env={**env, "BENCH_CEILING_FILE": str(folder / "ceiling.json")},
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+            try:
+                time.sleep(1.5)
+                for endpoint in endpoints:
+                    headers = {"Authorization": credentials[endpoint.auth]}
+                    real, top = [], []
+                    for _ in range(ROUNDS):  # interleaved, so noise hits both alike
+                        top.append(_wrk(ceiling, endpoint, headers, folder))
+                        real.append(_wrk(base, endpoint, headers, folder))
+                    best, best_top = (
+                        max(real, key=lambda r: r.requests_per_second),
+                        max(top, key=lambda r: r.requests_per_second),
+                    )
+                    results[endpoint.name] = {
+                        "requests_per_second": round(best.requests_per_second),
+                        "p50_ms": round(best.p50_ms, 2),
+                        "p99_ms": round(best.p99_ms, 2),
+                        "ceiling_requests_per_second": round(best_top.requests_per_second),
+                        "ratio_to_ceiling": round(
+                            best.requests_per_second / best_top.requests_per_second, 3
+                        ),
+                    }
+                    print(
+                        f"  {label:<10} {endpoint.name:<30} {best.requests_per_second:>8.0f} req/s"
+                        f"  p50 {best.p50_ms:6.2f} ms  p99 {best.p99_ms:7.2f} ms"
+                        f"  ceiling {best_top.requests_per_second:>7.0f}"
+                        f"  ratio {results[endpoint.name]['ratio_to_ceiling']:.3f}",
+                        flush=True,
+                    )  # type: ignore[index]
+            finally:
+                ceiling_server.terminate()
+                ceiling_server.wait(timeout=10)
+            results["server_peak_rss_mb"] = round(_peak_rss_mb(server.pid), 1)
+            print(
+                f"  {label:<10} server peak memory {results['server_peak_rss_mb']} MB,"
+                f" demo load {results['demo_load_seconds']} s",
+                flush=True,
+            )
+        finally:
+            server.terminate()
+            server.wait(timeout=10)
+    return results
+
+
+def run() -> dict[str, object]:
+    print(
+        f"HTTP load, {USERS} users and {VOLUNTEERS} volunteers, {CONNECTIONS} connections,"
+        f" {SECONDS} s x {ROUNDS} rounds each:",
+        flush=True,
+    )
+    results: dict[str, object] = {
+        "users": USERS,
+        "volunteers": VOLUNTEERS,
+        "connections": CONNECTIONS,
+    }
+    with tempfile.TemporaryDirectory() as folder:
+        results["sqlite"] = bench_database(f"sqlite:///{folder}/bench.sqlite3", "sqlite")
+    base = os.environ.get("REGDESK_TEST_POSTGRES_URL")
+    if base:
+        schema = f"bench_{uuid.uuid4().hex[:12]}"
+        admin = make_engine(base)
+        with admin.begin() as connection:
+            connection.execute(text(f'CREATE SCHEMA "{schema}"'))
+        try:
+            separator = "&" if "?" in base else "?"
+            url = f"{base}{separator}options={quote(f'-csearch_path={schema}')}"
+            results["postgresql"] = bench_database(url, "postgresql")
+        finally:
+            with admin.begin() as connection:
+                connection.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
+            admin.dispose()
+    return results
