@@ -11,14 +11,11 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import Any
 
 from itsdangerous import BadSignature, URLSafeSerializer
 
 from regdesk.errors import ValidationFailed
-
-T = TypeVar("T")
 
 DEFAULT_LIMIT = 100
 MAX_LIMIT = 100
@@ -68,12 +65,6 @@ class Cursors:
                 {field: "This cursor was issued for a different filter."},
             )
         return int(payload[2])
-
-
-@dataclass(frozen=True)
-class Page(Generic[T]):
-    items: Sequence[T]
-    next_after: int | None  # the last id of this page when more records follow
 
 
 def page_document(data: Sequence[Any], next_page: str | None) -> dict[str, Any]:

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
-from sqlalchemy import func, select
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from regdesk.audit.service import Actor, record_event
@@ -135,10 +135,6 @@ def get_application(session: Session, client_id: int) -> Application:
 
 def list_applications(session: Session) -> list[Application]:
     return list(session.scalars(select(Application).order_by(Application.id)))
-
-
-def count_applications(session: Session) -> int:
-    return session.scalar(select(func.count()).select_from(Application)) or 0
 
 
 def update_application(
