@@ -15,7 +15,7 @@ from sqlalchemy import text
 from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
 from regdesk.config import Settings, load_settings
-from regdesk.db import instance_secret_key, make_engine
+from regdesk.db import LoopReads, instance_secret_key, make_engine
 from regdesk.departments.routes import router as departments_router
 from regdesk.errors import install_error_handlers
 from regdesk.oauth.routes import router as oauth_router
@@ -48,6 +48,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.state.secret_key = instance_secret_key(engine, settings.secret_key)
         app.state.cursors = Cursors(app.state.secret_key)
         yield
+        app.state.loop_reads.close()
         engine.dispose()
 
     app = FastAPIOffline(
@@ -58,6 +59,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     )
     app.state.settings = settings
     app.state.engine = engine
+    app.state.loop_reads = LoopReads(engine)
     app.state.rate_limits = RateLimits.from_settings(settings)
     if app.state.rate_limits is not None:
         app.add_middleware(RateLimitHeaders)

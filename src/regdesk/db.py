@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import datetime as dt
+import logging
+import re
 import secrets
+import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from typing import Any
 
 from sqlalchemy import (
@@ -127,15 +130,113 @@ def _make_sqlite_engine(url: str, **kwargs: Any) -> Engine:
 @contextmanager
 def write_session(engine: Engine) -> Iterator[Session]:
     """One transaction for a unit of writes: committed when the block ends, rolled back on error."""
+    # documents/service.py imports the models, which import this module.
+    from regdesk.documents.service import refresh
+
     bind = engine.execution_options(regdesk_write=True)
     with Session(bind=bind, expire_on_commit=False) as session, session.begin():
         yield session
+        session.flush()
+        refresh(session)  # the record documents the block's changes made stale
 
 
 @contextmanager
 def read_session(engine: Engine) -> Iterator[Session]:
     with Session(bind=engine, expire_on_commit=False) as s, s.begin():
         yield s
+
+
+SQL_LOG = logging.getLogger("regdesk.sql")
+
+
+class Query:
+    """A read on every request's path, as SQL text run on the driver's own cursor.
+
+    On these index seeks SQLAlchemy's per-call work (building the statement, its cache key,
+    the result's metadata) costs three times the query. The SQL is written once, portable, with
+    `:name` parameters; rows come back as the driver gives them (SQLite: timestamps as text,
+    booleans as 0 and 1: see `naive_utc`). Each statement is logged at DEBUG on `regdesk.sql`.
+    """
+
+    _PARAMETER = re.compile(r"(?<![:\w]):(\w+)")
+
+    def __init__(self, sql: str) -> None:
+        self.sql = " ".join(sql.split())
+        self.names = tuple(self._PARAMETER.findall(self.sql))
+        self.qmark = self._PARAMETER.sub("?", self.sql)
+        self.pyformat = self._PARAMETER.sub(r"%(\1)s", self.sql.replace("%", "%%"))
+
+
+def naive_utc(value: dt.datetime | str) -> dt.datetime:
+    """A timestamp column's raw value as naive UTC (SQLite keeps them as ISO text)."""
+    return dt.datetime.fromisoformat(value) if isinstance(value, str) else value
+
+
+class LoopReads:
+    """The connection an event loop reads through on the hot paths (the guard, record pages).
+
+    Those reads are single statements that seek an index and never wait for a lock (WAL on
+    SQLite, MVCC on PostgreSQL), so the loop runs them itself, with no thread hand-off and no
+    pool checkout: one driver connection in autocommit, each statement its own snapshot. Used
+    from the loop's thread only. A statement that fails on a broken connection (a database
+    restart) is run once more on a new one.
+    """
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        self.sqlite = engine.dialect.name == "sqlite"
+        self._connection: Any = None
+        self._thread: int | None = None
+
+    def all(self, query: Query, **parameters: Any) -> list[tuple[Any, ...]]:
+        thread = threading.get_ident()
+        if self._thread != thread:
+            if self._thread is not None:
+                raise RuntimeError("LoopReads serves its event loop's thread only")
+            self._thread = thread
+        if SQL_LOG.isEnabledFor(logging.DEBUG):
+            SQL_LOG.debug("%s %r", query.sql, parameters)
+        try:
+            return self._run(query, parameters)
+        except self.engine.dialect.loaded_dbapi.OperationalError:
+            self._drop()  # the server went away: once more, on a new connection
+            return self._run(query, parameters)
+        except BaseException:
+            self._drop()
+            raise
+
+    def first(self, query: Query, **parameters: Any) -> tuple[Any, ...] | None:
+        rows = self.all(query, **parameters)
+        return rows[0] if rows else None
+
+    def _run(self, query: Query, parameters: dict[str, Any]) -> list[tuple[Any, ...]]:
+        if self._connection is None:
+            self._connection = self.engine.raw_connection()
+            if not self.sqlite:  # SQLite's driver connections are in autocommit already
+                self._connection.driver_connection.autocommit = True
+        cursor = self._connection.cursor()
+        try:
+            if self.sqlite:
+                cursor.execute(query.qmark, [parameters[name] for name in query.names])
+            else:
+                cursor.execute(query.pyformat, parameters)
+            return list(cursor.fetchall())
+        finally:
+            cursor.close()
+
+    def _drop(self) -> None:
+        connection, self._connection = self._connection, None
+        if connection is not None:
+            with suppress(Exception):
+                connection.invalidate()
+
+    def close(self) -> None:
+        connection, self._connection = self._connection, None
+        if connection is not None:
+            with suppress(Exception):
+                if not self.sqlite:
+                    connection.driver_connection.autocommit = False
+                connection.close()
 
 
 def refresh_statistics(engine: Engine) -> None:

@@ -9,11 +9,14 @@ from fastapi import Depends, Request
 from sqlalchemy.orm import Session
 
 from regdesk.config import Settings
-from regdesk.db import read_session, write_session
+from regdesk.db import LoopReads, read_session, write_session
 from regdesk.pagination import Cursors
 
+# Dependencies that only look something up are `async def`: FastAPI runs a plain `def` one in
+# a worker thread, a hand-off that costs more than the lookup.
 
-def _settings(request: Request) -> Settings:
+
+async def _settings(request: Request) -> Settings:
     settings: Settings = request.app.state.settings
     return settings
 
@@ -34,9 +37,18 @@ def issuer(request: Request) -> str:
     return settings.public_url or str(request.base_url).rstrip("/")
 
 
-def _cursors(request: Request) -> Cursors:
+async def _issuer(request: Request) -> str:
+    return issuer(request)
+
+
+async def _cursors(request: Request) -> Cursors:
     cursors: Cursors = request.app.state.cursors
     return cursors
+
+
+async def _loop_reads(request: Request) -> LoopReads:
+    reads: LoopReads = request.app.state.loop_reads
+    return reads
 
 
 SettingsDep = Annotated[Settings, Depends(_settings)]
@@ -45,4 +57,6 @@ SettingsDep = Annotated[Settings, Depends(_settings)]
 ReadSession = Annotated[Session, Depends(_reading, scope="function")]
 WriteSession = Annotated[Session, Depends(_writing, scope="function")]
 CursorsDep = Annotated[Cursors, Depends(_cursors)]
-IssuerDep = Annotated[str, Depends(issuer)]
+# For `async def` routes: `with reads() as connection:` around their queries (db.LoopReads).
+Reads = Annotated[LoopReads, Depends(_loop_reads)]
+IssuerDep = Annotated[str, Depends(_issuer)]

@@ -3,6 +3,7 @@
 from regdesk.audit.models import AuditEvent
 from regdesk.db import Base, InstanceSetting
 from regdesk.departments.models import Department, DepartmentLead
+from regdesk.documents.models import DocumentQueue, UserDocument, VolunteerDocument
 from regdesk.events.models import Event, EventOption
 from regdesk.oauth.models import AccessToken, Application, AuthorizationCode, Grant, RefreshToken
 from regdesk.roles.models import Role, UserRole
@@ -24,6 +25,7 @@ __all__ = [
     "AuthorizationCode",
     "Department",
     "DepartmentLead",
+    "DocumentQueue",
     "Event",
     "EventOption",
     "Grant",
@@ -32,11 +34,13 @@ __all__ = [
     "RefreshToken",
     "Role",
     "User",
+    "UserDocument",
     "UserPermission",
     "UserRole",
     "Volunteer",
     "VolunteerContactMethod",
     "VolunteerDepartmentState",
+    "VolunteerDocument",
     "VolunteerOptionValue",
     "WebSession",
     "metadata",

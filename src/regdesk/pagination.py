@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from itsdangerous import BadSignature, URLSafeSerializer
+from starlette.responses import Response
 
 from regdesk.errors import ValidationFailed
 
@@ -65,6 +66,12 @@ class Cursors:
                 {field: "This cursor was issued for a different filter."},
             )
         return int(payload[2])
+
+
+def page_response(bodies: Sequence[str], next_page: str | None) -> Response:
+    """page_document's response from records already in JSON (documents/models.py)."""
+    tail = f'],"nextPage":{json.dumps(next_page)},"hasMore":{"true" if next_page else "false"}}}'
+    return Response('{"data":[' + ",".join(bodies) + tail, media_type="application/json")
 
 
 def page_document(data: Sequence[Any], next_page: str | None) -> dict[str, Any]:

@@ -6,6 +6,7 @@ import json
 from typing import Annotated, Any, TypeVar
 
 from fastapi import Depends, Request
+from fastapi.responses import Response
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, ValidationError
 
 from regdesk.db import ID_MAX
@@ -95,3 +96,9 @@ def add_request_models(document: dict[str, Any]) -> None:
         schema = model.model_json_schema(ref_template="#/components/schemas/{model}")
         schemas.update(schema.pop("$defs", {}))
         schemas[name] = schema
+
+
+class JSONText(Response):
+    """A response whose body is JSON text already (documents/models.py)."""
+
+    media_type = "application/json"

@@ -4,6 +4,7 @@ small readers of responses (pages, error envelopes, SQL statements)."""
 from __future__ import annotations
 
 import datetime as dt
+import logging
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -215,17 +216,28 @@ def parse_timestamp(value: str) -> dt.datetime:
 
 @contextmanager
 def statements(engine: Engine) -> Iterator[list[tuple[str, Any]]]:
-    """The SQL statements, with their parameters, sent through `engine` inside the block."""
+    """The SQL statements, with their parameters, sent through `engine` inside the block: by
+    SQLAlchemy, and by the hot paths' own reads (db.Query, logged on `regdesk.sql`)."""
     sent: list[tuple[str, Any]] = []
 
     def record(_conn: Any, _cursor: Any, statement: str, parameters: Any, *_: Any) -> None:
         sent.append((statement, parameters))
 
+    class Recorder(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            sent.append(record.args)  # type: ignore[arg-type]
+
+    handler, sql_log = Recorder(logging.DEBUG), logging.getLogger("regdesk.sql")
+    level = sql_log.level
     event.listen(engine, "before_cursor_execute", record)
+    sql_log.addHandler(handler)
+    sql_log.setLevel(logging.DEBUG)
     try:
         yield sent
     finally:
         event.remove(engine, "before_cursor_execute", record)
+        sql_log.removeHandler(handler)
+        sql_log.setLevel(level)
 
 
 def app_engine(client: TestClient) -> Engine:

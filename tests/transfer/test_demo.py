@@ -101,6 +101,58 @@ def test_the_same_seed_gives_the_same_data_and_another_seed_other_data(
     assert other["volunteer_department_states"] != first["volunteer_department_states"]
 
 
+def test_rows_are_written_a_chunk_at_a_time_with_the_same_result(
+    engine: Engine, fast_hashing: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Memory holds a chunk of rows, not the demo: however small the chunks, the rows (and
+    the order they were written in, which SQLite's rowids keep) are the same."""
+    monkeypatch.setattr(demo, "_today", lambda: dt.date(2026, 6, 15))
+    load_demo(engine, users=USERS, volunteers=VOLUNTEERS, seed=11, actor=ACTOR)
+    whole = dump(engine)
+    wipe(engine)
+    written: list[tuple[str, int]] = []
+
+    def bulk_insert(session: Any, table: Any, table_rows: list[dict[str, Any]]) -> None:
+        if table_rows:
+            written.append((table.name, len(table_rows)))
+        real_bulk_insert(session, table, table_rows)
+
+    real_bulk_insert = demo.bulk_insert
+    monkeypatch.setattr(demo, "bulk_insert", bulk_insert)
+    monkeypatch.setattr(demo, "CHUNK_ROWS", 50)
+    monkeypatch.setattr(demo, "LOOKUP_ROWS", 7)
+    load_demo(engine, users=USERS, volunteers=VOLUNTEERS, seed=11, actor=ACTOR)
+    assert dump(engine) == whole
+    assert max(size for _, size in written) <= 50
+    assert sum(size for name, size in written if name == "users") == USERS
+    assert len([name for name, _ in written if name == "users"]) >= USERS // 50
+
+
+def test_a_failure_midway_leaves_the_database_empty(
+    engine: Engine, fast_hashing: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Chunks already written are rolled back with the rest: the demo is one transaction."""
+    written: list[str] = []
+
+    def bulk_insert(session: Any, table: Any, table_rows: list[dict[str, Any]]) -> None:
+        if table.name == "volunteer_option_values" and table_rows:
+            raise RuntimeError("disk full")
+        real_bulk_insert(session, table, table_rows)
+        if table_rows:
+            written.append(table.name)
+
+    real_bulk_insert = demo.bulk_insert
+    monkeypatch.setattr(demo, "bulk_insert", bulk_insert)
+    monkeypatch.setattr(demo, "CHUNK_ROWS", 50)
+    with pytest.raises(RuntimeError, match="disk full"):
+        load_demo(engine, users=USERS, volunteers=VOLUNTEERS, actor=ACTOR)
+    assert {"users", "department_leads", "volunteers"} <= set(written)
+    for name in SEEDED_TABLES:
+        assert rows(engine, metadata.tables[name]) == [], name
+    assert rows(engine, Application) == []
+    assert rows(engine, AuditEvent) == []
+
+
 def test_a_database_that_holds_users_is_refused_and_left_alone(
     engine: Engine, fast_hashing: None
 ) -> None:

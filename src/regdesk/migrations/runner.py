@@ -10,6 +10,9 @@ from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy import Engine, text
 
+from regdesk.db import write_session
+from regdesk.documents.service import refresh as refresh_documents
+
 HERE = Path(__file__).parent
 # Any fixed number: PostgreSQL advisory lock held while migrating, so that several
 # processes or hosts starting together migrate once, one after the other.
@@ -38,6 +41,10 @@ def upgrade(engine: Engine, revision: str = "head") -> None:
                     text("SELECT pg_advisory_unlock(:id)"), {"id": MIGRATION_LOCK_ID}
                 )
                 connection.commit()
+    if revision == "head":
+        # Render the record documents a migration queued (0003 queues every existing record).
+        with write_session(engine) as session:
+            refresh_documents(session)
 
 
 def new_revision(engine: Engine, message: str) -> None:

@@ -20,7 +20,7 @@ from fastapi.openapi.models import (
 from fastapi.security import OAuth2, SecurityScopes
 
 from regdesk import ratelimit
-from regdesk.db import read_session
+from regdesk.deps import Reads
 from regdesk.errors import InsufficientScope, InvalidToken, RateLimited, TokenExpired
 from regdesk.oauth.scopes import SCOPES, Holder
 from regdesk.oauth.tokens import LiveToken, TokenRefused, find_live_token
@@ -53,19 +53,19 @@ def bearer_credential(request: Request) -> str | None:
     return credential
 
 
-def bearer(
+async def bearer(
     security_scopes: SecurityScopes,
     request: Request,
+    reads: Reads,
     _: Annotated[str | None, Depends(oauth2_scheme)],  # declares the scheme in OpenAPI
 ) -> LiveToken:
     credential = bearer_credential(request)
     if credential is None:
         raise InvalidToken()
-    with read_session(request.app.state.engine) as session:
-        try:
-            token = find_live_token(session, credential)
-        except TokenRefused as refused:
-            raise TokenExpired() if refused.expired else InvalidToken() from None
+    try:
+        token = find_live_token(reads, credential)
+    except TokenRefused as refused:
+        raise TokenExpired() if refused.expired else InvalidToken() from None
     limited = ratelimit.count(request, "api", str(token.application_id))
     if limited is not None and not limited.allowed:
         raise RateLimited(limited.retry_after)

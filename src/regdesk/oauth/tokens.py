@@ -9,14 +9,13 @@ import datetime as dt
 from dataclasses import dataclass
 from enum import StrEnum
 
-from sqlalchemy import insert, select
+from sqlalchemy import insert
 from sqlalchemy.orm import Session
 
-from regdesk.db import utcnow
-from regdesk.oauth.models import AccessToken, Application, Grant
+from regdesk.db import LoopReads, Query, naive_utc, utcnow
+from regdesk.oauth.models import AccessToken
 from regdesk.oauth.scopes import SCOPES, parse_scopes
 from regdesk.security import new_secret, token_hash
-from regdesk.users.models import UserPermission
 from regdesk.users.permissions import ADMIN
 
 
@@ -71,48 +70,36 @@ class TokenRefused(Exception):
         self.expired = expired
 
 
-def find_live_token(session: Session, token: str) -> LiveToken:
+LIVE_TOKEN = Query("""
+    SELECT t.user_id, t.scope, t.expires_at, t.revoked_at IS NULL AND g.revoked_at IS NULL,
+           a.id, a.suspended, a.service_scopes, a.obo_scopes
+    FROM oauth_access_tokens t
+    JOIN oauth_applications a ON a.id = t.application_id
+    LEFT JOIN oauth_grants g ON g.id = t.grant_id
+    WHERE t.token_hash = :hash
+""")
+USER_PERMISSIONS = Query("SELECT name FROM user_permissions WHERE user_id = :user_id")
+
+
+def find_live_token(reads: LoopReads, token: str) -> LiveToken:
     """The token's current powers, or TokenRefused when it is not a live token.
 
     A token is live while unexpired and unrevoked, its application is not suspended and, for a
     user's token, its grant stands. Its scopes are those it was issued with, less any the
     application has since lost and, for a sensitive scope, any its user no longer holds.
     """
-    row = session.execute(
-        select(
-            AccessToken.user_id,
-            AccessToken.scope,
-            AccessToken.expires_at,
-            AccessToken.revoked_at,
-            Application.id,
-            Application.suspended,
-            Application.service_scopes,
-            Application.obo_scopes,
-            Grant.revoked_at,
-        )
-        .join(Application, Application.id == AccessToken.application_id)
-        .outerjoin(Grant, Grant.id == AccessToken.grant_id)
-        .where(AccessToken.token_hash == token_hash(token))
-    ).first()
+    row = reads.first(LIVE_TOKEN, hash=token_hash(token))
     if row is None:
         raise TokenRefused(expired=False)
-    user_id, scope, expires_at, revoked_at, app_id, suspended, service, obo, grant_revoked = row
-    if revoked_at is not None or suspended or grant_revoked is not None:
+    user_id, scope, expires_at, unrevoked, app_id, suspended, service, obo = row
+    if not unrevoked or suspended:
         raise TokenRefused(expired=False)
-    if expires_at <= utcnow():
+    if naive_utc(expires_at) <= utcnow().replace(tzinfo=None):
         raise TokenRefused(expired=True)
     allowed = set(parse_scopes(service if user_id is None else obo))
     scopes = {s for s in parse_scopes(scope) if s in allowed}
     if user_id is not None and any(SCOPES[s].sensitive for s in scopes if s in SCOPES):
-        scopes = _held_by_user(session, user_id, scopes)
+        held = {name for (name,) in reads.all(USER_PERMISSIONS, user_id=user_id)}
+        if ADMIN not in held:
+            scopes = {s for s in scopes if s not in SCOPES or not SCOPES[s].sensitive or s in held}
     return LiveToken(application_id=app_id, user_id=user_id, scopes=frozenset(scopes))
-
-
-def _held_by_user(session: Session, user_id: int, scopes: set[str]) -> set[str]:
-    """A user's token keeps a sensitive scope only while the user holds that permission."""
-    held = set(
-        session.scalars(select(UserPermission.name).where(UserPermission.user_id == user_id))
-    )
-    if ADMIN in held:
-        return scopes
-    return {s for s in scopes if s not in SCOPES or not SCOPES[s].sensitive or s in held}

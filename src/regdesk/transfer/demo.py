@@ -7,9 +7,15 @@ day gives the same rows, except the passwords of the demo logins and the applica
 secrets, which are random and shown once.
 
 Fast on purpose (100,000 users well under a minute): the database is empty, so ids are given
-here; rows are built as plain dicts and written in one transaction by the driver's bulk path
-(COPY on PostgreSQL, executemany on SQLite); and only the three demo logins get a
-(deliberately slow) argon2 password hash.
+here; rows are built as plain dicts and written by the driver's bulk path (COPY on PostgreSQL,
+executemany on SQLite); and only the three demo logins get a (deliberately slow) argon2
+password hash.
+
+In bounded memory (a million users in a few hundred MB): rows are written as they are made, a
+chunk at a time, all in one transaction, so a failure leaves the database empty. What later
+rows need of earlier ones stays in memory only in compact form (sign-up times; the usernames
+and e-mail addresses already taken); the contact details of the few users who volunteer are
+read back from the rows written.
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ import re
 import secrets
 import time
 import unicodedata
+from array import array
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -67,6 +74,11 @@ TABLES_WITH_IDS = (
     "volunteers",
     "volunteer_contact_methods",
 )
+# Rows held in memory before they are written (all tables together).
+CHUNK_ROWS = 10_000
+# Users whose contact details are read back in one query (well under SQLite's 32,766
+# parameters).
+LOOKUP_ROWS = 1000
 
 CONVENTION = "RegCon"
 HISTORY_DAYS = 900  # users signed up over the past two and a half years
@@ -290,11 +302,13 @@ def load_demo(
     started = time.perf_counter()
     with write_session(engine) as session:
         _check_empty(session)
-        convention = _Convention(random.Random(seed), _today(), users, volunteers)
+        passwords = {login.user_id: secrets.token_urlsafe(12) for login in LOGINS.values()}
+        hashes = {user_id: hash_password(password) for user_id, password in passwords.items()}
+        out = _Writer(session, CHUNK_ROWS)
+        convention = _Convention(random.Random(seed), _today(), users, volunteers, out, hashes)
         convention.build()
-        logins = _set_passwords(convention)
-        for name in TABLES:
-            bulk_insert(session, metadata.tables[name], convention.rows[name])
+        out.flush()
+        logins = _logins(convention, passwords)
         sync_sequences(session, *TABLES_WITH_IDS)
         applications = _create_applications(session, actor)
         result = DemoResult(
@@ -330,18 +344,16 @@ def _check_empty(session: Session) -> None:
             )
 
 
-def _set_passwords(convention: _Convention) -> list[DemoLogin]:
+def _logins(convention: _Convention, passwords: dict[int, str]) -> list[DemoLogin]:
     logins = []
     for login in LOGINS.values():
-        password = secrets.token_urlsafe(12)
-        convention.rows["users"][login.user_id - 1]["password_hash"] = hash_password(password)
         purpose = login.purpose
         if login is ATTENDEE:
             if convention.volunteer_count:
                 purpose = f"{purpose} for {convention.event_name}"
             else:
                 purpose = "attendee (no volunteer application: the demo made no volunteers)"
-        logins.append(DemoLogin(login.username, password, purpose))
+        logins.append(DemoLogin(login.username, passwords[login.user_id], purpose))
     return logins
 
 
@@ -368,6 +380,50 @@ def _create_applications(session: Session, actor: Actor) -> list[DemoApplication
             )
         )
     return made
+
+
+# --- writing, a chunk at a time ------------------------------------------------------------
+
+
+class _Writer:
+    """The demo's rows on their way to the database, in the session's transaction.
+
+    Rows wait per table; whenever `chunk_rows` of them wait, each table's are written, in the
+    order of TABLES (parents first): a row's parent was made before it, so it was written in
+    an earlier pass or comes ahead of it in this one. Within a table, rows are written in the
+    order they were made.
+    """
+
+    def __init__(self, session: Session, chunk_rows: int) -> None:
+        self.session, self.chunk_rows = session, chunk_rows
+        self.waiting: dict[str, list[dict[str, Any]]] = {name: [] for name in TABLES}
+        self.count = 0
+
+    def add(self, table: str, row: dict[str, Any]) -> None:
+        self.waiting[table].append(row)
+        self.count += 1
+        if self.count >= self.chunk_rows:
+            self.flush()
+
+    def flush(self) -> None:
+        for name, rows in self.waiting.items():
+            bulk_insert(self.session, metadata.tables[name], rows)
+            rows.clear()
+        self.count = 0
+
+    def contacts(self, user_ids: Iterable[int]) -> dict[int, tuple[str, str, str | None]]:
+        """Username, e-mail address and phone of these users, as written."""
+        self.flush()
+        users = metadata.tables["users"]
+        wanted = sorted(set(user_ids))
+        found: dict[int, tuple[str, str, str | None]] = {}
+        for start in range(0, len(wanted), LOOKUP_ROWS):
+            query = select(users.c.id, users.c.username, users.c.email, users.c.phone).where(
+                users.c.id.in_(wanted[start : start + LOOKUP_ROWS])
+            )
+            for user_id, username, email, phone in self.session.execute(query):
+                found[user_id] = (username, email, phone)
+        return found
 
 
 # --- names and places, prepared once -------------------------------------------------------
@@ -597,27 +653,34 @@ class _EventWindow:
     closed: float
 
 
-@dataclass
+@dataclass(frozen=True)
 class _User:
-    """What later tables need to know about a user."""
+    """What a volunteer's contact methods need to know about their user."""
 
-    created: float
     username: str
     email: str
     phone: str | None
 
 
 class _Convention:
-    """Builds every row of the demo, in memory, from one seeded random generator."""
+    """Makes every row of the demo from one seeded random generator, and hands each to `out`
+    as soon as it is made."""
 
     def __init__(
-        self, rng: random.Random, today: dt.date, user_count: int, volunteer_count: int
+        self,
+        rng: random.Random,
+        today: dt.date,
+        user_count: int,
+        volunteer_count: int,
+        out: _Writer,
+        password_hashes: dict[int, str],  # user id -> hash, for the demo logins
     ) -> None:
         self.rng, self.today = rng, today
         self.random = rng.random
         self.user_count, self.volunteer_count = user_count, volunteer_count
         self.tables = _tables()
-        self.rows: dict[str, list[dict[str, Any]]] = {name: [] for name in TABLES}
+        self.out, self.add = out, out.add
+        self.password_hashes = password_hashes
         self.now = dt.datetime.combine(today, dt.time(), dt.UTC).timestamp()
         self.history_start = self.now - HISTORY_DAYS * 86400
         self.birthdays = _Weighted(  # (first, last) ordinal of the birthdays of an age group
@@ -634,7 +697,7 @@ class _Convention:
         self.event_name = self.past_event_name = ""
         self.past_event = self.current_event = _EventWindow(0, 0.0, 0.0)
         self.options: dict[int, list[tuple[int, _OptionSpec]]] = {}  # event id -> options
-        self.people: list[_User] = []  # index: user id - 1
+        self.created = array("d")  # sign-up times (POSIX); index: user id - 1
         self.taken_usernames = {login.username for login in LOGINS.values()}
         self.taken_emails = {_login_email(login) for login in LOGINS.values()}
         self.leads: dict[int, list[int]] = {}  # department id -> user ids
@@ -690,7 +753,7 @@ class _Convention:
             1, past_created.timestamp() + 30 * 86400, past_close.timestamp()
         )
         self.current_event = _EventWindow(2, current_created.timestamp() + 30 * 86400, self.now)
-        self.rows["events"] += [
+        for event in (
             {
                 "id": 1,
                 "name": self.past_event_name,
@@ -707,14 +770,16 @@ class _Convention:
                 "is_current": True,
                 "created_at": current_created,
             },
-        ]
+        ):
+            self.add("events", event)
         self.options = {1: [], 2: []}
         option_id = 0
         for event_id, specs in ((1, PAST_OPTIONS), (2, CURRENT_OPTIONS)):
             for position, spec in enumerate(specs):
                 option_id += 1
                 self.options[event_id].append((option_id, spec))
-                self.rows["event_options"].append(
+                self.add(
+                    "event_options",
                     {
                         "id": option_id,
                         "event_id": event_id,
@@ -722,31 +787,36 @@ class _Convention:
                         "type": spec.type.value,
                         "choices": spec.choices,
                         "position": position,
-                    }
+                    },
                 )
 
     # --- roles ---------------------------------------------------------------------------
 
     def _roles(self) -> None:
         created = _timestamp(self.history_start)
-        self.rows["roles"] += [
-            {"id": ROLE_IDS[name], "name": name, "staff": staff, "created_at": created}
-            for name, staff in ROLES
-        ]
+        for name, staff in ROLES:
+            self.add(
+                "roles", {"id": ROLE_IDS[name], "name": name, "staff": staff, "created_at": created}
+            )
 
     def _add_role(self, user_id: int, role: str, created: float, *, global_: bool = False) -> None:
+        """Give a role, unless the user already holds it."""
         role_id = ROLE_IDS[role]
         if (user_id, role_id) in self.role_pairs:
             return
         self.role_pairs.add((user_id, role_id))
+        self._role(user_id, role_id, created, global_=global_)
+
+    def _role(self, user_id: int, role_id: int, created: float, *, global_: bool = False) -> None:
         scope = RoleScope.GLOBAL if global_ else RoleScope.CONVENTION
-        self.rows["user_roles"].append(
+        self.add(
+            "user_roles",
             {
                 "user_id": user_id,
                 "role_id": role_id,
                 "scope": scope.value,
                 "created_at": _timestamp(created),
-            }
+            },
         )
 
     # --- users ---------------------------------------------------------------------------
@@ -767,8 +837,9 @@ class _Convention:
         return times
 
     def _users(self) -> None:
-        for user_id, created in enumerate(self._user_creation_times(), start=1):
-            self.rows["users"].append(self._user(user_id, created))
+        self.created = array("d", self._user_creation_times())
+        for user_id, created in enumerate(self.created, start=1):
+            self.add("users", self._user(user_id, created))
 
     def _user(self, user_id: int, created: float) -> dict[str, Any]:
         rng, tables = self.rng, self.tables
@@ -788,7 +859,6 @@ class _Convention:
         if self.random() >= NO_PHONE_SHARE:
             pattern = region.phones[place_index]
             phone = f"{pattern.prefix}{self._below(10**pattern.digits):0{pattern.digits}d}"
-        self.people.append(_User(created, username, email, phone))
         row = {
             "id": user_id,
             "username": username,
@@ -806,7 +876,7 @@ class _Convention:
                 if self.random() < 0.05
                 else None
             ),
-            "password_hash": None,
+            "password_hash": self.password_hashes.get(user_id),
             "created_at": _timestamp(created),
             "updated_at": self._updated(created),
         }
@@ -950,7 +1020,8 @@ class _Convention:
         candidates = rng.sample(bulk, min(len(bulk), round(sum(slots.values()) * 0.8)))
         turn = 0
         for department_id, department in enumerate(data.DEPARTMENTS, start=1):
-            self.rows["departments"].append(
+            self.add(
+                "departments",
                 {
                     "id": department_id,
                     "name": department.name,
@@ -958,7 +1029,7 @@ class _Convention:
                     "publicly_visible": department.publicly_visible,
                     "created_at": _timestamp(created),
                     "updated_at": self._updated(created),
-                }
+                },
             )
             leads = []
             if department.name in LEAD_DEPARTMENTS:
@@ -967,9 +1038,8 @@ class _Convention:
                 leads.append(candidates[turn % len(candidates)])
                 turn += 1
             self.leads[department_id] = leads
-            self.rows["department_leads"] += [
-                {"department_id": department_id, "user_id": user_id} for user_id in leads
-            ]
+            for user_id in leads:
+                self.add("department_leads", {"department_id": department_id, "user_id": user_id})
 
     # --- volunteers ----------------------------------------------------------------------
 
@@ -992,9 +1062,7 @@ class _Convention:
                 taken.add(user_id)
 
         # Last year's volunteers: mostly people who are back this year.
-        signed_up = bisect.bisect_left(
-            [person.created for person in self.people], past_event.closed - 86400
-        )
+        signed_up = bisect.bisect_left(self.created, past_event.closed - 86400)
         returning = [u for u in chosen if u <= signed_up and u not in LOGINS]
         wanted = round(self.volunteer_count * PAST_VOLUNTEER_SHARE)
         past = rng.sample(returning, min(len(returning), round(wanted * 0.75)))
@@ -1010,9 +1078,7 @@ class _Convention:
 
         applications = [
             _Application(
-                created=self._after(
-                    max(self.people[u - 1].created, past_event.opened), past_event.closed
-                ),
+                created=self._after(max(self.created[u - 1], past_event.opened), past_event.closed),
                 event_id=past_event.event_id,
                 user_id=u,
             )
@@ -1020,7 +1086,7 @@ class _Convention:
         ]
         applications += [
             _Application(
-                created=self._after(max(self.people[u - 1].created, current_event.opened)),
+                created=self._after(max(self.created[u - 1], current_event.opened)),
                 event_id=current_event.event_id,
                 user_id=u,
                 leads=tuple(led.get(u, ())),
@@ -1029,26 +1095,32 @@ class _Convention:
             for u in chosen
         ]
         applications.sort(key=lambda a: (a.created, a.event_id, a.user_id))
-        for volunteer_id, application in enumerate(applications, start=1):
-            self._volunteer(volunteer_id, application)
+        # Their users' contact details, read back a chunk of volunteers at a time.
+        for start in range(0, len(applications), self.out.chunk_rows):
+            chunk = applications[start : start + self.out.chunk_rows]
+            contacts = self.out.contacts(application.user_id for application in chunk)
+            for volunteer_id, application in enumerate(chunk, start=start + 1):
+                self._volunteer(volunteer_id, application, _User(*contacts[application.user_id]))
 
-    def _volunteer(self, volunteer_id: int, application: _Application) -> None:
-        self.rows["volunteers"].append(
+    def _volunteer(self, volunteer_id: int, application: _Application, person: _User) -> None:
+        self.add(
+            "volunteers",
             {
                 "id": volunteer_id,
                 "event_id": application.event_id,
                 "user_id": application.user_id,
                 "created_at": _timestamp(application.created),
                 "updated_at": self._updated(application.created),
-            }
+            },
         )
-        self._contact_methods(volunteer_id, self.people[application.user_id - 1])
+        self._contact_methods(volunteer_id, person)
         self._department_states(volunteer_id, application)
         for option_id, spec in self.options[application.event_id]:
             if self.random() < spec.answered:
                 value = spec.answer(self.rng, application.volunteered_before)
-                self.rows["volunteer_option_values"].append(
-                    {"volunteer_id": volunteer_id, "option_id": option_id, "value": value}
+                self.add(
+                    "volunteer_option_values",
+                    {"volunteer_id": volunteer_id, "option_id": option_id, "value": value},
                 )
         if application.event_id == self.current_event.event_id:
             self._add_role(application.user_id, "Volunteer", application.created)
@@ -1071,7 +1143,8 @@ class _Convention:
         primary = 0 if self.random() < 0.7 else self._below(len(methods))
         for position, (name, value) in enumerate(methods.items()):
             self.contact_method_id += 1
-            self.rows["volunteer_contact_methods"].append(
+            self.add(
+                "volunteer_contact_methods",
                 {
                     "id": self.contact_method_id,
                     "volunteer_id": volunteer_id,
@@ -1079,7 +1152,7 @@ class _Convention:
                     "name": name,
                     "value": value,
                     "is_primary": position == primary,
-                }
+                },
             )
 
     def _contact_value(self, name: str, handle: str, person: _User) -> str:
@@ -1118,10 +1191,11 @@ class _Convention:
             department_id = self._choice(HIDDEN_DEPARTMENT_IDS)
             states.setdefault(department_id, HIDDEN_STATES.pick(rng))
         for department_id, flags in states.items():
-            self.rows["volunteer_department_states"] += [
-                {"volunteer_id": volunteer_id, "department_id": department_id, "state": state}
-                for state in flags
-            ]
+            for state in flags:
+                self.add(
+                    "volunteer_department_states",
+                    {"volunteer_id": volunteer_id, "department_id": department_id, "state": state},
+                )
         plain = not past and not application.leads and application.user_id not in LOGINS
         if plain and any("assignment" in flags for flags in states.values()):
             self.assigned.append(application.user_id)
@@ -1129,28 +1203,31 @@ class _Convention:
     # --- roles and permissions of users --------------------------------------------------
 
     def _user_roles(self) -> None:
-        rng, people = self.rng, self.people
+        rng, created = self.rng, self.created
         bulk = range(len(LOGINS) + 1, self.user_count + 1)
-        self._add_role(ADMIN.user_id, "Staff", people[0].created, global_=True)
-        self._add_role(ADMIN.user_id, "Board", people[0].created, global_=True)
+        self._add_role(ADMIN.user_id, "Staff", created[0], global_=True)
+        self._add_role(ADMIN.user_id, "Board", created[0], global_=True)
         for user_id in rng.sample(bulk, min(len(bulk), BOARD_SIZE - 1)):
-            self._add_role(user_id, "Board", people[user_id - 1].created, global_=True)
+            self._add_role(user_id, "Board", created[user_id - 1], global_=True)
         for user_ids in self.leads.values():
             for user_id in user_ids:
-                self._add_role(user_id, "Department Head", people[user_id - 1].created)
+                self._add_role(user_id, "Department Head", created[user_id - 1])
         for user_id in self.assigned:
             if self.random() < 0.3:
-                self._add_role(user_id, "Staff", people[user_id - 1].created, global_=False)
+                self._add_role(user_id, "Staff", created[user_id - 1], global_=False)
         for user_id in rng.sample(bulk, min(len(bulk), GUESTS_OF_HONOR)):
-            self._add_role(user_id, "Guest of Honor", people[user_id - 1].created)
+            self._add_role(user_id, "Guest of Honor", created[user_id - 1])
         for role, share, global_share in OCCASIONAL_ROLES:
             count = min(len(bulk), round(self.user_count * share))
             for user_id in rng.sample(bulk, count):
                 global_ = self.random() < global_share
-                self._add_role(user_id, role, people[user_id - 1].created, global_=global_)
+                self._add_role(user_id, role, created[user_id - 1], global_=global_)
+        # Attendee last: no one holds it yet and each user comes up once, so these pairs (a
+        # million at a million users) need not be remembered in role_pairs.
+        attendee = ROLE_IDS["Attendee"]
         for user_id in range(ADMIN.user_id + 1, self.user_count + 1):
             if user_id in LOGINS or self.random() < ATTENDEE_SHARE:
-                self._add_role(user_id, "Attendee", people[user_id - 1].created)
+                self._role(user_id, attendee, created[user_id - 1])
 
     def _permissions(self) -> None:
         """The admin login holds `admin`; the lead login and a couple of staff hold sensitive
@@ -1162,8 +1239,6 @@ class _Convention:
             granted.setdefault(user_id, []).append("user:read")
         for user_id in volunteer_ops:
             granted.setdefault(user_id, []).append("volunteer:read")
-        self.rows["user_permissions"] += [
-            {"user_id": user_id, "name": name}
-            for user_id, names in granted.items()
-            for name in dict.fromkeys(names)
-        ]
+        for user_id, names in granted.items():
+            for name in dict.fromkeys(names):
+                self.add("user_permissions", {"user_id": user_id, "name": name})

@@ -2,22 +2,24 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Row, func, insert, select
+from sqlalchemy import Connection, Row, func, insert, select
 from sqlalchemy.orm import Session
 
 from regdesk.audit.service import Actor, record_event
-from regdesk.db import ID_MAX
+from regdesk.db import ID_MAX, LoopReads, Query
 from regdesk.departments.models import DepartmentLead
 from regdesk.events.models import Event
+from regdesk.formats import as_json
 from regdesk.roles.models import Role, RoleScope, UserRole
 from regdesk.security import hash_password
 from regdesk.users.fields import check_username, normalize_email
 from regdesk.users.models import User, UserPermission
 from regdesk.users.permissions import check_permission
+from regdesk.users.schemas import render_user
 from regdesk.volunteers.models import Volunteer
 
 
@@ -106,7 +108,7 @@ def _roles_by_name(session: Session, names: Sequence[str]) -> list[Role]:
     return [found[n] for n in wanted]
 
 
-def permissions_of(session: Session, user_id: int) -> list[str]:
+def permissions_of(session: Bind, user_id: int) -> list[str]:
     return list(
         session.scalars(
             select(UserPermission.name)
@@ -127,42 +129,98 @@ class UserFilters:
 
 
 USERS = User.__table__
+BATCH = 2000
+Bind = Session | Connection
 
 
-def get_user(session: Session, user_id: int) -> Row[Any] | None:
-    return session.execute(select(USERS).where(USERS.c.id == user_id)).first()
+def get_user(bind: Bind, user_id: int) -> Row[Any] | None:
+    return bind.execute(select(USERS).where(USERS.c.id == user_id)).first()
+
+
+USER_DOCUMENT = Query("""
+    SELECT u.id, d.body FROM users u LEFT JOIN user_documents d ON d.user_id = u.id
+    WHERE u.id = :user_id
+""")
+
+
+def user_document(reads: LoopReads, user_id: int) -> str | None:
+    """The JSON record (api.md 2.2) of the user with this id, if there is one."""
+    row = reads.first(USER_DOCUMENT, user_id=user_id)
+    return _complete(reads, [(row[0], row[1])])[0] if row is not None else None
+
+
+def _search_query(role: bool, email: bool, username: bool) -> Query:
+    """The page query for one combination of filters, members combined with AND."""
+    # Keyed on user_roles.user_id with a role filter, so that the page walks
+    # ix_user_roles_role_id_user_id in order and stops after `limit` rows (keyed on users.id,
+    # SQLite would sort every holder).
+    key = "ur.user_id" if role else "u.id"
+    sql = "SELECT u.id, d.body FROM users u LEFT JOIN user_documents d ON d.user_id = u.id"
+    if role:
+        sql += " JOIN user_roles ur ON ur.user_id = u.id AND ur.role_id = :role_id"
+    sql += f" WHERE {key} > :after"
+    # Both sides lowered by the database, as its unique indexes are: Python's lower() folds
+    # letters SQLite's does not ("É"), and the stored value would not find itself.
+    if email:
+        sql += " AND lower(u.email) = lower(:email)"
+    if username:
+        # The lower() term lets the case-insensitive unique index find the row.
+        sql += " AND lower(u.username) = lower(:username) AND u.username = :username"
+    return Query(f"{sql} ORDER BY {key} LIMIT :limit")
+
+
+SEARCHES = {
+    (role, email, username): _search_query(role, email, username)
+    for role in (False, True)
+    for email in (False, True)
+    for username in (False, True)
+}
 
 
 def search_users(
-    session: Session, filters: UserFilters, after_id: int, limit: int
-) -> tuple[list[Row[Any]], bool]:
-    """Users in id order after `after_id`, matching every filter; and whether more follow."""
+    reads: LoopReads, filters: UserFilters, after_id: int, limit: int
+) -> tuple[list[str], int | None]:
+    """The JSON records of the users in id order after `after_id` that match every filter, and
+    the id to continue after when more follow."""
     if filters.role_id is not None and not 0 < filters.role_id <= ID_MAX:
-        return [], False  # no role has such an id (and PostgreSQL could not compare it)
-    query, key = select(USERS), User.id
-    if filters.role_id is not None:
-        # Keyed on user_roles.user_id, so that the page walks ix_user_roles_role_id_user_id in
-        # order and stops after `limit` rows (keyed on users.id, SQLite sorts every holder).
-        query = query.join(UserRole, UserRole.user_id == User.id).where(
-            UserRole.role_id == filters.role_id
-        )
-        key = UserRole.user_id
-    query = query.where(key > after_id).order_by(key).limit(limit + 1)
-    # Both sides lowered by the database, as its unique indexes are: Python's lower() folds
-    # letters SQLite's does not ("É"), and the stored value would not find itself.
-    if filters.email is not None:
-        query = query.where(func.lower(User.email) == func.lower(filters.email))
-    if filters.username is not None:
-        # The lower() term lets the case-insensitive unique index find the row.
-        query = query.where(
-            func.lower(User.username) == func.lower(filters.username),
-            User.username == filters.username,
-        )
-    users = list(session.execute(query))
-    return users[:limit], len(users) > limit
+        return [], None  # no role has such an id (and PostgreSQL could not compare it)
+    query = SEARCHES[
+        (filters.role_id is not None, filters.email is not None, filters.username is not None)
+    ]
+    parameters = {"role_id": filters.role_id, "email": filters.email, "username": filters.username}
+    rows = reads.all(
+        query,
+        after=after_id,
+        limit=limit + 1,
+        **{name: parameters[name] for name in query.names if name in parameters},
+    )
+    page = rows[:limit]
+    bodies = _complete(reads, [(id_, body) for id_, body in page])
+    return bodies, (page[-1][0] if len(rows) > limit else None)
 
 
-def current_user_facts(session: Session, user_id: int) -> dict[str, Any]:
+def _complete(reads: LoopReads, rows: list[tuple[int, str | None]]) -> list[str]:
+    """The bodies of (id, body) rows, rendering any whose document a change just removed."""
+    missing = [id_ for id_, body in rows if body is None]
+    if not missing:
+        return [body for _, body in rows if body is not None]
+    with reads.engine.connect() as connection:
+        rendered = user_documents(connection, missing)
+    return [body if body is not None else rendered[id_] for id_, body in rows]
+
+
+def user_documents(bind: Bind, ids: Iterable[int]) -> dict[int, str]:
+    """The JSON records of the users with these ids (those that exist), from the table."""
+    wanted = sorted(ids)
+    rendered = {}
+    for start in range(0, len(wanted), BATCH):
+        chunk = wanted[start : start + BATCH]
+        for row in bind.execute(select(USERS).where(USERS.c.id.in_(chunk))):
+            rendered[row.id] = as_json(render_user(row))
+    return rendered
+
+
+def current_user_facts(session: Bind, user_id: int) -> dict[str, Any]:
     """What the current-user record (api.md 2.4) adds to the user's own columns."""
     roles = [
         {"id": role_id, "name": name}

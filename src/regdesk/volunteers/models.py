@@ -40,6 +40,8 @@ class Volunteer(Base):
         UniqueConstraint("event_id", "user_id"),
         # Volunteer search pages through one event in id order (keyset pagination).
         Index("ix_volunteers_event_id_id", "event_id", "id"),
+        # A user's applications (and the triggers that keep documents in step, migration 0003).
+        Index("ix_volunteers_user_id", "user_id"),
     )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)

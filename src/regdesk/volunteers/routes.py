@@ -5,15 +5,13 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Security
-from fastapi.responses import JSONResponse
 
-from regdesk.deps import CursorsDep, ReadSession
+from regdesk.deps import CursorsDep, Reads
 from regdesk.errors import NotFound, api_responses
 from regdesk.oauth.guard import bearer
 from regdesk.oauth.tokens import LiveToken
-from regdesk.pagination import page_document
-from regdesk.schemas import json_body, request_body_openapi
-from regdesk.users.routes import user_or_404
+from regdesk.pagination import page_response
+from regdesk.schemas import JSONText, json_body, record_id, request_body_openapi
 from regdesk.volunteers import service
 from regdesk.volunteers.schemas import Volunteer, VolunteerPage, VolunteerSearch
 
@@ -29,19 +27,19 @@ VolunteerReader = Annotated[LiveToken, Security(bearer, scopes=["volunteer:read"
     responses=api_responses(400, 401, 403),
     openapi_extra=request_body_openapi(VolunteerSearch),
 )
-def search_volunteers(
+async def search_volunteers(
     token: VolunteerReader,
-    session: ReadSession,
+    reads: Reads,
     cursors: CursorsDep,
     body: Annotated[VolunteerSearch, json_body(VolunteerSearch)],
 ) -> Any:
     """The current event's volunteers in creation order, `limit` (1 to 100) a page."""
     after = cursors.decode(body.nextPage, "volunteers", {}) if body.nextPage else 0
-    records, continue_after = service.volunteer_page(session, after, body.limit)
+    records, continue_after = service.volunteer_page(reads, after, body.limit)
     next_page = (
         cursors.encode("volunteers", {}, continue_after) if continue_after is not None else None
     )
-    return JSONResponse(page_document(records, next_page))
+    return page_response(records, next_page)
 
 
 @router.get(
@@ -50,9 +48,14 @@ def search_volunteers(
     response_model=Volunteer,
     responses=api_responses(401, 403, 404),
 )
-def user_volunteer(id: str, token: VolunteerReader, session: ReadSession) -> Any:
+async def user_volunteer(id: str, token: VolunteerReader, reads: Reads) -> Any:
     """The user's application for the current event; 404 when there is none."""
-    record = service.volunteer_of_user(session, user_or_404(session, id).id)
+    user_id = record_id(id)
+    found, record = (
+        service.volunteer_of_user(reads, user_id) if user_id is not None else (False, None)
+    )
+    if not found:
+        raise NotFound("User not found.")
     if record is None:
         raise NotFound("Volunteer not found.")
-    return JSONResponse(record)
+    return JSONText(record)

@@ -1,21 +1,25 @@
 """Volunteer applications of the current event, read a page at a time.
 
-A page costs the same few queries whatever its size or depth: the volunteers with their users
-(keyset on ix_volunteers_event_id_id), then the contact methods, department states, options
-and staff flags of the whole page, each in one query.
+A page is one query whatever its depth: the ready documents of the next volunteers (keyset on
+ix_volunteers_event_id_id, documents/models.py). Rendering a record from its tables, for the
+documents and for any a reader finds missing, costs the same few queries for a whole batch:
+the volunteers with their users, then the contact methods, department states, options and staff
+flags of the batch, each in one query.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
-from sqlalchemy import Row, select
+from sqlalchemy import Connection, Row, select
 from sqlalchemy.orm import Session
 
+from regdesk.db import LoopReads, Query
 from regdesk.departments.models import Department
-from regdesk.events.models import Event, EventOption
+from regdesk.events.models import EventOption
+from regdesk.formats import as_json
 from regdesk.roles.models import Role, UserRole
 from regdesk.users.models import User
 from regdesk.volunteers.models import (
@@ -26,6 +30,9 @@ from regdesk.volunteers.models import (
     VolunteerOptionValue,
 )
 from regdesk.volunteers.schemas import render_volunteer
+
+Bind = Session | Connection
+BATCH = 2000
 
 VOLUNTEER_WITH_USER = (
     select(
@@ -39,51 +46,79 @@ VOLUNTEER_WITH_USER = (
 )
 
 
-def current_event_id(session: Session) -> int | None:
-    return session.scalar(select(Event.id).where(Event.is_current.is_(True)))
+# The current event's applications in id order, seeking ix_volunteers_event_id_id (`= :current`
+# lets SQLite answer the subquery from the partial index uq_events_current).
+PAGE = Query("""
+    SELECT v.id, d.body FROM volunteers v
+    LEFT JOIN volunteer_documents d ON d.volunteer_id = v.id
+    WHERE v.event_id = (SELECT id FROM events WHERE is_current = :current) AND v.id > :after
+    ORDER BY v.id LIMIT :limit
+""")
+OF_USER = Query("""
+    SELECT u.id, v.id, d.body FROM users u
+    LEFT JOIN volunteers v
+        ON v.user_id = u.id AND v.event_id = (SELECT id FROM events WHERE is_current = :current)
+    LEFT JOIN volunteer_documents d ON d.volunteer_id = v.id
+    WHERE u.id = :user_id
+""")
 
 
-def volunteer_page(
-    session: Session, after_id: int, limit: int
-) -> tuple[list[dict[str, Any]], int | None]:
-    """A page of the current event's volunteers after `after_id`, and the id to continue after
-    when more follow."""
-    event_id = current_event_id(session)
-    if event_id is None:
-        return [], None
-    rows = session.execute(
-        VOLUNTEER_WITH_USER.where(Volunteer.event_id == event_id, Volunteer.id > after_id).limit(
-            limit + 1
-        )
-    ).all()
+def volunteer_page(reads: LoopReads, after_id: int, limit: int) -> tuple[list[str], int | None]:
+    """The JSON records of the current event's volunteers after `after_id`, and the id to
+    continue after when more follow."""
+    rows = reads.all(PAGE, current=True, after=after_id, limit=limit + 1)
     page = rows[:limit]
-    return _records(session, page), (page[-1].volunteer_id if len(rows) > limit else None)
+    bodies = _complete(reads, [(id_, body) for id_, body in page])
+    return bodies, (page[-1][0] if len(rows) > limit else None)
 
 
-def volunteer_of_user(session: Session, user_id: int) -> dict[str, Any] | None:
-    """The user's application for the current event, if any."""
-    event_id = current_event_id(session)
-    if event_id is None:
-        return None
-    row = session.execute(
-        VOLUNTEER_WITH_USER.where(Volunteer.event_id == event_id, Volunteer.user_id == user_id)
-    ).first()
-    return _records(session, [row])[0] if row is not None else None
+def volunteer_of_user(reads: LoopReads, user_id: int) -> tuple[bool, str | None]:
+    """Whether the user exists, and the JSON record of their application for the current
+    event if they made one."""
+    row = reads.first(OF_USER, current=True, user_id=user_id)
+    if row is None:
+        return False, None
+    _, volunteer_id, body = row
+    return True, (_complete(reads, [(volunteer_id, body)])[0] if volunteer_id else None)
 
 
-def _records(session: Session, rows: Sequence[Row[Any]]) -> list[dict[str, Any]]:
+def _complete(reads: LoopReads, rows: list[tuple[int, str | None]]) -> list[str]:
+    """The bodies of (id, body) rows, rendering any whose document a change just removed."""
+    missing = [id_ for id_, body in rows if body is None]
+    if not missing:
+        return [body for _, body in rows if body is not None]
+    with reads.engine.connect() as connection:
+        rendered = volunteer_documents(connection, missing)
+    return [body if body is not None else rendered[id_] for id_, body in rows]
+
+
+def volunteer_documents(bind: Bind, ids: Iterable[int]) -> dict[int, str]:
+    """The JSON records of the volunteers with these ids (those that exist), from the tables."""
+    wanted = sorted(ids)
+    rendered = {}
+    for start in range(0, len(wanted), BATCH):
+        rows = bind.execute(
+            VOLUNTEER_WITH_USER.where(Volunteer.id.in_(wanted[start : start + BATCH]))
+        ).all()
+        for row, record in zip(rows, render_volunteers(bind, rows), strict=True):
+            rendered[row.volunteer_id] = as_json(record)
+    return rendered
+
+
+def render_volunteers(bind: Bind, rows: Sequence[Row[Any]]) -> list[dict[str, Any]]:
+    """api.md 2.5 for rows of VOLUNTEER_WITH_USER, in their order."""
     if not rows:
         return []
     ids = [row.volunteer_id for row in rows]
     contacts = _grouped(
-        session.execute(
+        bind.execute(
             select(VolunteerContactMethod)
             .where(VolunteerContactMethod.volunteer_id.in_(ids))
             .order_by(VolunteerContactMethod.volunteer_id, VolunteerContactMethod.position)
         ).scalars()
     )
     options = _grouped(
-        session.execute(
+        bind.execute(
             select(
                 VolunteerOptionValue.volunteer_id,
                 EventOption.name,
@@ -95,9 +130,9 @@ def _records(session: Session, rows: Sequence[Row[Any]]) -> list[dict[str, Any]]
             .order_by(VolunteerOptionValue.volunteer_id, EventOption.position, EventOption.id)
         )
     )
-    departments = _departments(session, ids)
+    departments = _departments(bind, ids)
     staff = set(
-        session.scalars(
+        bind.scalars(
             select(UserRole.user_id)
             .join(Role, Role.id == UserRole.role_id)
             .where(Role.staff.is_(True), UserRole.user_id.in_([row.id for row in rows]))
@@ -122,10 +157,10 @@ def _grouped(rows: Any) -> defaultdict[int, list[Any]]:
     return grouped
 
 
-def _departments(session: Session, ids: list[int]) -> defaultdict[int, list[tuple[Any, list[str]]]]:
+def _departments(bind: Bind, ids: list[int]) -> defaultdict[int, list[tuple[Any, list[str]]]]:
     """Per volunteer: (department, states) in department-id order, states in api.md order."""
     result: defaultdict[int, list[tuple[Any, list[str]]]] = defaultdict(list)
-    for row in session.execute(
+    for row in bind.execute(
         select(
             VolunteerDepartmentState.volunteer_id,
             VolunteerDepartmentState.department_id,
