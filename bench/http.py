@@ -204,7 +204,13 @@ def _peak_rss_mb(pid: int) -> float:
 
 
 def bench_database(database_url: str, label: str) -> dict[str, object]:
-    env = {**os.environ, "REGDESK_DATABASE_URL": database_url, "REGDESK_RATE_LIMITS": "off"}
+    # As the ceiling: no rate limits, no access log (the proxy in front would keep that).
+    env = {
+        **os.environ,
+        "REGDESK_DATABASE_URL": database_url,
+        "REGDESK_RATE_LIMITS": "off",
+        "REGDESK_ACCESS_LOG": "off",
+    }
     subprocess.run([str(REGDESK), "db", "upgrade"], env=env, check=True, capture_output=True)
     started = time.perf_counter()
     subprocess.run(

@@ -15,9 +15,10 @@ from sqlalchemy import text
 from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
 from regdesk.config import Settings, load_settings
-from regdesk.db import LoopReads, instance_secret_key, make_engine
+from regdesk.db import GroupedWrites, LoopReads, instance_secret_key, make_engine
 from regdesk.departments.routes import router as departments_router
 from regdesk.errors import install_error_handlers
+from regdesk.oauth.quick_grant import NEW_TOKEN
 from regdesk.oauth.routes import router as oauth_router
 from regdesk.pagination import Cursors
 from regdesk.ratelimit import RateLimitHeaders, RateLimits
@@ -49,6 +50,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.state.cursors = Cursors(app.state.secret_key)
         yield
         app.state.loop_reads.close()
+        app.state.loop_writes.close()
         engine.dispose()
 
     app = FastAPIOffline(
@@ -60,6 +62,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.settings = settings
     app.state.engine = engine
     app.state.loop_reads = LoopReads(engine)
+    app.state.loop_writes = LoopReads(engine, writer=True)
+    app.state.new_tokens = GroupedWrites(app.state.loop_writes, NEW_TOKEN)
     app.state.rate_limits = RateLimits.from_settings(settings)
     if app.state.rate_limits is not None:
         app.add_middleware(RateLimitHeaders)

@@ -104,6 +104,9 @@ def emit(as_json: bool, document: Any, text: str) -> None:
 )
 @click.option("--rate-limits", type=click.Choice(["on", "off"]), help="[REGDESK_RATE_LIMITS]")
 @click.option(
+    "--access-log", type=click.Choice(["on", "off"]), help="A line per request [REGDESK_ACCESS_LOG]"
+)
+@click.option(
     "--default-phone-region",
     help="Region of phones without +country [REGDESK_DEFAULT_PHONE_REGION]",
 )
@@ -160,6 +163,7 @@ def serve(
         proxy_headers=False,
         server_header=False,
         log_level="info",
+        access_log=context.settings.access_log == "on",
     )
 
 

@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import json
 import ssl
@@ -38,6 +39,7 @@ def tls_context(config: object, default: Callable[[], ssl.SSLContext]) -> ssl.SS
     return context
 
 
+@functools.lru_cache(maxsize=4096)  # asked on every request; parsing the address costs more
 def is_loopback(host: str | None) -> bool:
     if host is None:
         return False

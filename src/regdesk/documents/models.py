@@ -9,7 +9,7 @@ shows in the very next read whoever made it.
 
 from __future__ import annotations
 
-from sqlalchemy import ForeignKey, Integer, String, Text
+from sqlalchemy import ForeignKey, Index, Integer, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from regdesk.db import Base
@@ -37,6 +37,7 @@ class DocumentQueue(Base):
     """Documents to render again: kind `user` or `volunteer`, and the record's id."""
 
     __tablename__ = "document_queue"
+    __table_args__ = (Index("ix_document_queue_kind_key", "kind", "key"),)
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     kind: Mapped[str] = mapped_column(String(16))

@@ -10,9 +10,7 @@ touching the same record, the later one renders it with both changes.
 
 from __future__ import annotations
 
-from collections import defaultdict
-
-from sqlalchemy import Table, delete, select, text
+from sqlalchemy import Table, delete, func, select, text
 from sqlalchemy.orm import Session
 
 from regdesk.db import is_sqlite
@@ -29,27 +27,32 @@ VOLUNTEER_DOCUMENTS: Table = VolunteerDocument.__table__  # type: ignore[assignm
 
 
 def refresh(session: Session) -> None:
-    """Render every queued document again, in the session's transaction."""
+    """Render every queued document again, in the session's transaction: each record once,
+    however many of its rows changed."""
     if session.execute(select(DocumentQueue.id).limit(1)).first() is None:
         return
     if not is_sqlite(session):
         session.execute(text("SELECT pg_advisory_xact_lock(:id)"), {"id": REFRESH_LOCK_ID})
-    while batch := session.execute(
-        select(DocumentQueue.id, DocumentQueue.kind, DocumentQueue.key)
-        .order_by(DocumentQueue.id)
-        .limit(BATCH)
-    ).all():
-        keys: defaultdict[str, set[int]] = defaultdict(set)
-        for _, kind, key in batch:
-            keys[kind].add(key)
-        _store(session, USER_DOCUMENTS, "user_id", user_documents(session, keys["user"]))
-        _store(
-            session,
-            VOLUNTEER_DOCUMENTS,
-            "volunteer_id",
-            volunteer_documents(session, keys["volunteer"]),
-        )
-        session.execute(delete(DocumentQueue).where(DocumentQueue.id <= batch[-1].id))
+    last = session.scalar(select(func.max(DocumentQueue.id)))
+    for kind, table, key, render in (
+        ("user", USER_DOCUMENTS, "user_id", user_documents),
+        ("volunteer", VOLUNTEER_DOCUMENTS, "volunteer_id", volunteer_documents),
+    ):
+        after = -1
+        while keys := session.scalars(
+            select(DocumentQueue.key)
+            .distinct()
+            .where(
+                DocumentQueue.kind == kind,
+                DocumentQueue.key > after,
+                DocumentQueue.id <= last,
+            )
+            .order_by(DocumentQueue.key)
+            .limit(BATCH)
+        ).all():
+            _store(session, table, key, render(session, keys))
+            after = keys[-1]
+    session.execute(delete(DocumentQueue).where(DocumentQueue.id <= last))
 
 
 def _store(session: Session, table: Table, key: str, bodies: dict[int, str]) -> None:

@@ -81,7 +81,22 @@ def authenticate_client_secret_basic(
     `%41` or a form-encoded one holding a space fails) and answers 500 to a header that is
     not UTF-8.
     """
-    scheme, _, encoded = request.headers.get("Authorization", "").partition(" ")
+    credentials = basic_credentials(request.headers.get("Authorization", ""))
+    if credentials is None:
+        return None
+    client_id, readings = credentials
+    client = query_client(client_id)
+    if client is None:
+        return None
+    if any(client.check_client_secret(secret) for secret in readings):
+        return client
+    return None
+
+
+def basic_credentials(authorization: str) -> tuple[str, list[str]] | None:
+    """The client id of an HTTP Basic header, and the readings of its secret to try: as sent,
+    form-decoded, percent-decoded. None when it is not Basic, or not a pair."""
+    scheme, _, encoded = authorization.partition(" ")
     if scheme.lower() != "basic":
         return None
     try:
@@ -91,10 +106,6 @@ def authenticate_client_secret_basic(
     user, colon, password = decoded.partition(":")
     if not colon or not user or not password:
         return None
-    client = query_client(unquote_plus(user))
-    if client is None:
-        return None
-    readings = dict.fromkeys((password, unquote_plus(password), unquote(password)))
-    if any(client.check_client_secret(secret) for secret in readings):
-        return client
-    return None
+    return unquote_plus(user), list(
+        dict.fromkeys((password, unquote_plus(password), unquote(password)))
+    )

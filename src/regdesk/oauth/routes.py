@@ -25,6 +25,7 @@ from regdesk.db import write_session
 from regdesk.deps import IssuerDep, issuer
 from regdesk.errors import NO_STORE, OAuthError
 from regdesk.oauth.clients import TOKEN_ENDPOINT_AUTH_METHODS
+from regdesk.oauth.quick_grant import quick_token
 from regdesk.oauth.scopes import SCOPES
 from regdesk.oauth.server import RegdeskAuthorizationServer, TokenRequest
 
@@ -215,7 +216,15 @@ def metadata(issuer: IssuerDep) -> JSONResponse:
 async def _respond(request: Request, endpoint: str | None) -> JSONResponse:
     """Run the token endpoint (`endpoint` None) or a named one; render its answer."""
     fields = await read_token_fields(request)
-    clients = named_clients(fields, request.headers.get("authorization", ""))
+    authorization = request.headers.get("authorization", "")
+    clients = named_clients(fields, authorization)
+    if endpoint is None:
+        state = request.app.state
+        _count_request(request, clients)
+        ttl = state.settings.access_token_ttl
+        issued = await quick_token(state.loop_reads, state.new_tokens, fields, authorization, ttl)
+        if issued is not None:
+            return JSONResponse(issued, headers=NO_STORE)
     token_request = TokenRequest(str(request.url), request.headers, fields)
     status, body, headers = await run_in_threadpool(
         _server_response, request, token_request, endpoint, clients
@@ -266,8 +275,10 @@ def _count_request(request: Request, clients: Sequence[str]) -> None:
 def _server_response(
     request: Request, token_request: TokenRequest, endpoint: str | None, clients: Sequence[str]
 ) -> tuple[int, dict[str, Any], dict[str, str]]:
-    # Before authentication, so that wrong secrets count too; outside the transaction.
-    _count_request(request, clients)
+    # Before authentication, so that wrong secrets count too; outside the transaction. (A
+    # token request was counted already, before oauth/quick_grant.py looked at it.)
+    if endpoint is not None:
+        _count_request(request, clients)
     settings = request.app.state.settings
     # One transaction, committed whatever the answer: a refused replay still revokes.
     with write_session(request.app.state.engine) as session:

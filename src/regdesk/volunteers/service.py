@@ -112,10 +112,15 @@ def render_volunteers(bind: Bind, rows: Sequence[Row[Any]]) -> list[dict[str, An
     ids = [row.volunteer_id for row in rows]
     contacts = _grouped(
         bind.execute(
-            select(VolunteerContactMethod)
+            select(
+                VolunteerContactMethod.volunteer_id,
+                VolunteerContactMethod.name,
+                VolunteerContactMethod.is_primary,
+                VolunteerContactMethod.value,
+            )
             .where(VolunteerContactMethod.volunteer_id.in_(ids))
             .order_by(VolunteerContactMethod.volunteer_id, VolunteerContactMethod.position)
-        ).scalars()
+        )
     )
     options = _grouped(
         bind.execute(

@@ -220,6 +220,8 @@ def upgrade() -> None:
         sa.Column("key", sa.Integer(), nullable=False),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_document_queue")),
     )
+    # The refresh reads each queued record once, in key order.
+    op.create_index(op.f("ix_document_queue_kind_key"), "document_queue", ["kind", "key"])
     postgresql = op.get_bind().dialect.name == "postgresql"
     for statement in _postgresql_triggers() if postgresql else _sqlite_triggers():
         op.execute(statement)
