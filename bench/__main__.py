@@ -8,7 +8,7 @@ import os
 import platform
 from pathlib import Path
 
-from bench import http
+from bench import http, report
 
 
 def main() -> None:
@@ -21,7 +21,9 @@ def main() -> None:
     out = Path("build/bench.json")
     out.parent.mkdir(exist_ok=True)
     out.write_text(json.dumps(results, indent=2) + "\n")
-    print(f"\nwritten to {out}")
+    table = report.markdown(results)
+    out.with_suffix(".md").write_text(table + "\n")
+    print(f"\n{table}\n\nwritten to {out} and {out.with_suffix('.md')}")
 
 
 if __name__ == "__main__":

@@ -1,5 +1,5 @@
-"""Several processes, one deployment (issue 5): two `regdesk serve` on PostgreSQL agree on
-everything, because nothing lives in one process's memory that another needs."""
+"""Several processes, one deployment (issues 5 and 6): two `regdesk serve` on one database
+agree on everything, because nothing lives in one process's memory that another needs."""
 
 from __future__ import annotations
 
@@ -9,10 +9,13 @@ from urllib.parse import parse_qs, urlsplit
 
 import httpx
 import pytest
-from sqlalchemy import Engine
+from sqlalchemy import Engine, text
 
-from regdesk.db import make_engine
+from regdesk.audit.service import Actor
+from regdesk.db import make_engine, write_session
 from regdesk.migrations.runner import upgrade
+from regdesk.oauth.applications import create_application, set_suspended
+from regdesk.transfer.demo import load_demo
 from tests.conftest import postgres_base_url, scratch_database_url
 from tests.helpers import live_server
 from tests.oauth.test_code_flow_client_library import (
@@ -96,3 +99,77 @@ def test_a_session_made_on_one_process_is_honoured_by_the_other(
         account = other.get("/account")
         assert account.status_code == 200
         assert "Connected applications" in account.text
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def two_processes(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[str, str, str]]:
+    """Two live servers on one database of either kind, with a small demo loaded."""
+    with scratch_database_url(request.param, tmp_path) as url:
+        engine = make_engine(url)
+        upgrade(engine)
+        load_demo(engine, users=30, volunteers=10, seed=3, actor=Actor("test"))
+        engine.dispose()
+        with live_server(url) as first, live_server(url) as second:
+            yield url, first, second
+
+
+def test_every_process_refuses_a_revoked_or_suspended_token_on_its_next_request(
+    two_processes: tuple[str, str, str],
+) -> None:
+    """Each process reads the token's state from the database on every request (the event
+    loop's own connection, db.LoopReads): nothing cached to go stale in another process."""
+    url, first, second = two_processes
+    engine = make_engine(url)
+    with write_session(engine) as session:
+        app, secret = create_application(
+            session, Actor("test"), name="Clock", service_scopes="user:read volunteer:read"
+        )
+        client_id = app.id
+    auth = (str(client_id), secret)
+
+    def token_from(base: str) -> dict[str, str]:
+        answer = httpx.post(
+            f"{base}/api/oauth/token", data={"grant_type": "client_credentials"}, auth=auth
+        )
+        assert answer.status_code == 200, answer.text
+        return {"Authorization": f"Bearer {answer.json()['access_token']}"}
+
+    def reads(base: str, bearer: dict[str, str]) -> set[int]:
+        return {
+            httpx.get(f"{base}/api/v0/users/1", headers=bearer).status_code,
+            httpx.post(f"{base}/api/v0/volunteers/search", headers=bearer, json={}).status_code,
+        }
+
+    # A token issued on one process works on both; revoked on the other, refused on both.
+    bearer = token_from(first)
+    assert reads(first, bearer) == reads(second, bearer) == {200}
+    token = bearer["Authorization"].removeprefix("Bearer ")
+    revoked = httpx.post(f"{second}/api/oauth/revoke", data={"token": token}, auth=auth)
+    assert revoked.status_code == 200
+    assert reads(first, bearer) == reads(second, bearer) == {401}
+
+    # Suspended (by the CLI's service, a third process's write): refused everywhere at once,
+    # and no process issues it a new token; reinstated, it gets one again.
+    bearers = [token_from(first), token_from(second)]
+    with write_session(engine) as session:
+        set_suspended(session, Actor("test"), client_id, True)
+    for base in (first, second):
+        for each in bearers:
+            assert reads(base, each) == {401}
+        refused = httpx.post(
+            f"{base}/api/oauth/token", data={"grant_type": "client_credentials"}, auth=auth
+        )
+        assert refused.status_code == 401
+        assert refused.json()["error"] == "invalid_client"
+    with write_session(engine) as session:
+        set_suspended(session, Actor("test"), client_id, False)
+    assert reads(second, token_from(first)) == {200}
+
+    # A change to a user written elsewhere shows in the next read on both processes.
+    bearer = token_from(first)
+    with engine.begin() as connection:
+        connection.execute(text("UPDATE users SET first_name = 'Rewritten' WHERE id = 1"))
+    for base in (first, second):
+        user = httpx.get(f"{base}/api/v0/users/1", headers=bearer).json()
+        assert user["firstName"] == "Rewritten"
+    engine.dispose()

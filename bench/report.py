@@ -1,0 +1,48 @@
+"""build/bench.json as a Markdown table (for the README and the issue notes)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+ENDPOINTS = (
+    "volunteer search, first page",
+    "volunteer search, page 150",
+    "user search",
+    "get user",
+    "departments",
+    "current user",
+    "token (client_credentials)",
+)
+
+
+def markdown(results: dict[str, Any]) -> str:
+    http = results["http"]
+    databases = [name for name in ("sqlite", "postgresql") if name in http]
+    header = "| endpoint | " + " | ".join(
+        f"{db} req/s | p50 / p99 ms | ceiling req/s | ratio" for db in databases
+    )
+    lines = [
+        f"`make bench` of {results['date']}: {http['users']:,} users, {http['volunteers']:,}"
+        f" volunteers, {http['connections']} connections, one worker; {results['machine']}.",
+        "",
+        header + " |",
+        "|---" * (1 + 4 * len(databases)) + "|",
+    ]
+    for name in ENDPOINTS:
+        cells = []
+        for db in databases:
+            row = http[db][name]
+            cells.append(
+                f"{row['requests_per_second']:,} | {row['p50_ms']} / {row['p99_ms']}"
+                f" | {row['ceiling_requests_per_second']:,} | **{row['ratio_to_ceiling']}**"
+            )
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    lines.append(
+        "| server peak memory, demo load | "
+        + " | ".join(
+            f"{http[db]['server_peak_rss_mb']} MB | | {http[db]['demo_load_seconds']} s |"
+            for db in databases
+        )
+        + " |"
+    )
+    return "\n".join(lines)
