@@ -319,10 +319,12 @@ def run() -> dict[str, object]:
         "volunteers": VOLUNTEERS,
         "connections": CONNECTIONS,
     }
-    with tempfile.TemporaryDirectory() as folder:
-        results["sqlite"] = bench_database(f"sqlite:///{folder}/bench.sqlite3", "sqlite")
+    only = os.environ.get("BENCH_ONLY")  # sqlite or postgresql: that database alone
+    if only in (None, "", "sqlite"):
+        with tempfile.TemporaryDirectory() as folder:
+            results["sqlite"] = bench_database(f"sqlite:///{folder}/bench.sqlite3", "sqlite")
     base = os.environ.get("REGDESK_TEST_POSTGRES_URL")
-    if base:
+    if base and only in (None, "", "postgresql"):
         schema = f"bench_{uuid.uuid4().hex[:12]}"
         admin = make_engine(base)
         with admin.begin() as connection:

@@ -155,7 +155,8 @@ def _search_query(role: bool, email: bool, username: bool) -> Query:
     # ix_user_roles_role_id_user_id in order and stops after `limit` rows (keyed on users.id,
     # SQLite would sort every holder).
     key = "ur.user_id" if role else "u.id"
-    sql = "SELECT u.id, d.body FROM users u LEFT JOIN user_documents d ON d.user_id = u.id"
+    # Each body looked up by key (as a join, PostgreSQL merges from the first document on).
+    sql = "SELECT u.id, (SELECT body FROM user_documents d WHERE d.user_id = u.id) FROM users u"
     if role:
         sql += " JOIN user_roles ur ON ur.user_id = u.id AND ur.role_id = :role_id"
     sql += f" WHERE {key} > :after"

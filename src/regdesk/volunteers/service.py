@@ -47,10 +47,12 @@ VOLUNTEER_WITH_USER = (
 
 
 # The current event's applications in id order, seeking ix_volunteers_event_id_id (`= :current`
-# lets SQLite answer the subquery from the partial index uq_events_current).
+# lets SQLite answer the subquery from the partial index uq_events_current). Each body is looked
+# up by key: as a join, PostgreSQL would merge with the documents from the first one on, a
+# cost that grows with the page's depth.
 PAGE = Query("""
-    SELECT v.id, d.body FROM volunteers v
-    LEFT JOIN volunteer_documents d ON d.volunteer_id = v.id
+    SELECT v.id, (SELECT body FROM volunteer_documents d WHERE d.volunteer_id = v.id)
+    FROM volunteers v
     WHERE v.event_id = (SELECT id FROM events WHERE is_current = :current) AND v.id > :after
     ORDER BY v.id LIMIT :limit
 """)
