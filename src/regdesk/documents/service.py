@@ -10,7 +10,7 @@ touching the same record, the later one renders it with both changes.
 
 from __future__ import annotations
 
-from sqlalchemy import Table, delete, func, select, text
+from sqlalchemy import Table, delete, select, text
 from sqlalchemy.orm import Session
 
 from regdesk.db import is_sqlite
@@ -28,31 +28,26 @@ VOLUNTEER_DOCUMENTS: Table = VolunteerDocument.__table__  # type: ignore[assignm
 
 def refresh(session: Session) -> None:
     """Render every queued document again, in the session's transaction: each record once,
-    however many of its rows changed."""
+    however many of its rows changed. A record still queued after a commit (changed by SQL that
+    ran beside this refresh) is rendered by its readers until the next refresh."""
     if session.execute(select(DocumentQueue.id).limit(1)).first() is None:
         return
     if not is_sqlite(session):
         session.execute(text("SELECT pg_advisory_xact_lock(:id)"), {"id": REFRESH_LOCK_ID})
-    last = session.scalar(select(func.max(DocumentQueue.id)))
-    for kind, table, key, render in (
+    # Taken off the queue in one statement and rendered in the view that follows it: a row
+    # someone else commits meanwhile (SQL outside regdesk) stays queued, never dropped unrendered.
+    keys: dict[str, set[int]] = {"user": set(), "volunteer": set()}
+    for kind, key in session.execute(
+        delete(DocumentQueue).returning(DocumentQueue.kind, DocumentQueue.key)
+    ):
+        keys[kind].add(key)
+    for kind, table, column, render in (
         ("user", USER_DOCUMENTS, "user_id", user_documents),
         ("volunteer", VOLUNTEER_DOCUMENTS, "volunteer_id", volunteer_documents),
     ):
-        after = -1
-        while keys := session.scalars(
-            select(DocumentQueue.key)
-            .distinct()
-            .where(
-                DocumentQueue.kind == kind,
-                DocumentQueue.key > after,
-                DocumentQueue.id <= last,
-            )
-            .order_by(DocumentQueue.key)
-            .limit(BATCH)
-        ).all():
-            _store(session, table, key, render(session, keys))
-            after = keys[-1]
-    session.execute(delete(DocumentQueue).where(DocumentQueue.id <= last))
+        ordered = sorted(keys[kind])
+        for start in range(0, len(ordered), BATCH):
+            _store(session, table, column, render(session, ordered[start : start + BATCH]))
 
 
 def _store(session: Session, table: Table, key: str, bodies: dict[int, str]) -> None:

@@ -138,8 +138,10 @@ def get_user(bind: Bind, user_id: int) -> Row[Any] | None:
 
 
 USER_DOCUMENT = Query("""
-    SELECT u.id, d.body FROM users u LEFT JOIN user_documents d ON d.user_id = u.id
-    WHERE u.id = :user_id
+    SELECT u.id, (SELECT body FROM user_documents d WHERE d.user_id = u.id
+                  AND NOT EXISTS (SELECT 1 FROM document_queue q
+                                  WHERE q.kind = 'user' AND q.key = u.id))
+    FROM users u WHERE u.id = :user_id
 """)
 
 
@@ -156,7 +158,11 @@ def _search_query(role: bool, email: bool, username: bool) -> Query:
     # SQLite would sort every holder).
     key = "ur.user_id" if role else "u.id"
     # Each body looked up by key (as a join, PostgreSQL merges from the first document on).
-    sql = "SELECT u.id, (SELECT body FROM user_documents d WHERE d.user_id = u.id) FROM users u"
+    # A record still queued (see documents/models.py) is rendered from its table.
+    sql = (
+        "SELECT u.id, (SELECT body FROM user_documents d WHERE d.user_id = u.id AND NOT EXISTS"
+        " (SELECT 1 FROM document_queue q WHERE q.kind = 'user' AND q.key = u.id)) FROM users u"
+    )
     if role:
         sql += " JOIN user_roles ur ON ur.user_id = u.id AND ur.role_id = :role_id"
     sql += f" WHERE {key} > :after"
@@ -207,7 +213,8 @@ def _complete(reads: LoopReads, rows: list[tuple[int, str | None]]) -> list[str]
         return [body for _, body in rows if body is not None]
     with reads.engine.connect() as connection:
         rendered = user_documents(connection, missing)
-    return [body if body is not None else rendered[id_] for id_, body in rows]
+    # A record deleted since the page was read is left out of it.
+    return [b for id_, body in rows if (b := body or rendered.get(id_)) is not None]
 
 
 def user_documents(bind: Bind, ids: Iterable[int]) -> dict[int, str]:

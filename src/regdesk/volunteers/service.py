@@ -49,18 +49,23 @@ VOLUNTEER_WITH_USER = (
 # The current event's applications in id order, seeking ix_volunteers_event_id_id (`= :current`
 # lets SQLite answer the subquery from the partial index uq_events_current). Each body is looked
 # up by key: as a join, PostgreSQL would merge with the documents from the first one on, a
-# cost that grows with the page's depth.
+# cost that grows with the page's depth. A record still queued (a change committed beside a
+# refresh, by SQL that took no part in it) is rendered from its tables (documents/models.py).
 PAGE = Query("""
-    SELECT v.id, (SELECT body FROM volunteer_documents d WHERE d.volunteer_id = v.id)
+    SELECT v.id, (SELECT body FROM volunteer_documents d WHERE d.volunteer_id = v.id
+                  AND NOT EXISTS (SELECT 1 FROM document_queue q
+                                  WHERE q.kind = 'volunteer' AND q.key = v.id))
     FROM volunteers v
     WHERE v.event_id = (SELECT id FROM events WHERE is_current = :current) AND v.id > :after
     ORDER BY v.id LIMIT :limit
 """)
 OF_USER = Query("""
-    SELECT u.id, v.id, d.body FROM users u
+    SELECT u.id, v.id, (SELECT body FROM volunteer_documents d WHERE d.volunteer_id = v.id
+                        AND NOT EXISTS (SELECT 1 FROM document_queue q
+                                        WHERE q.kind = 'volunteer' AND q.key = v.id))
+    FROM users u
     LEFT JOIN volunteers v
         ON v.user_id = u.id AND v.event_id = (SELECT id FROM events WHERE is_current = :current)
-    LEFT JOIN volunteer_documents d ON d.volunteer_id = v.id
     WHERE u.id = :user_id
 """)
 
@@ -91,7 +96,8 @@ def _complete(reads: LoopReads, rows: list[tuple[int, str | None]]) -> list[str]
         return [body for _, body in rows if body is not None]
     with reads.engine.connect() as connection:
         rendered = volunteer_documents(connection, missing)
-    return [body if body is not None else rendered[id_] for id_, body in rows]
+    # A record deleted since the page was read is left out of it.
+    return [b for id_, body in rows if (b := body or rendered.get(id_)) is not None]
 
 
 def volunteer_documents(bind: Bind, ids: Iterable[int]) -> dict[int, str]:
