@@ -14,6 +14,7 @@ this one only ever succeeds, and only where the full path would succeed the same
 from __future__ import annotations
 
 import datetime as dt
+import functools
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -21,7 +22,7 @@ from sqlalchemy import Dialect
 
 from regdesk.db import ID_MAX, GroupedWrites, LoopReads, Query, UTCDateTime, utcnow
 from regdesk.oauth.clients import basic_credentials
-from regdesk.oauth.scopes import SCOPES, Holder, format_scopes, parse_scopes
+from regdesk.oauth.scopes import ScopeError, check_service_scopes, format_scopes, parse_scopes
 from regdesk.security import new_secret, token_hash, verify_client_secret
 
 FIELDS = frozenset({"grant_type", "scope", "client_id", "client_secret"})
@@ -58,10 +59,10 @@ async def quick_token(
     if suspended or not approved or not any(verify_client_secret(secret_hash, s) for s in secrets):
         return None
     requested = parse_scopes(fields.get("scope"))
-    allowed = set(parse_scopes(approved))
-    for name in requested:  # ServiceIntegrationGrant.validate_requested_scope refuses the rest
-        if name not in SCOPES or not SCOPES[name].holder & Holder.SERVICE or name not in allowed:
-            return None
+    try:
+        check_service_scopes(requested, approved)  # as ServiceIntegrationGrant does
+    except ScopeError:
+        return None
     scope = format_scopes(requested) if requested else approved
     token, now = new_secret(32), utcnow()
     stamp = _timestamps(reads.engine.dialect)
@@ -93,12 +94,7 @@ def _credentials(
     return ids[0], [secrets[0]]
 
 
-_STAMPS: dict[str, Any] = {}
-
-
+@functools.cache
 def _timestamps(dialect: Dialect) -> Any:
     """How the database stores a UTCDateTime, as SQLAlchemy would bind it."""
-    stamp = _STAMPS.get(dialect.name)
-    if stamp is None:
-        stamp = _STAMPS[dialect.name] = UTCDateTime().dialect_impl(dialect).bind_processor(dialect)
-    return stamp
+    return UTCDateTime().dialect_impl(dialect).bind_processor(dialect)

@@ -72,3 +72,13 @@ def check_scopes(names: Iterable[str], holder: Holder) -> list[str]:
         kind = "a service integration" if holder == Holder.SERVICE else "a user's grant"
         raise ScopeError(f"scope {wrong[0]!r} cannot be held by {kind}")
     return names
+
+
+def check_service_scopes(requested: Iterable[str], approved: str) -> None:
+    """A service integration may ask for `requested`: each exists, is a service scope, and is
+    among the application's `approved` ones. ScopeError names the first that is not."""
+    requested = check_scopes(requested, Holder.SERVICE)
+    allowed = set(parse_scopes(approved))
+    beyond = [name for name in requested if name not in allowed]
+    if beyond:
+        raise ScopeError(f"The scope {beyond[0]!r} is not approved for this application")

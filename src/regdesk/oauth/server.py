@@ -59,9 +59,8 @@ from regdesk.oauth.grants import revoke_grants
 from regdesk.oauth.models import AccessToken, Application, AuthorizationCode, Grant, RefreshToken
 from regdesk.oauth.scopes import (
     SCOPES,
-    Holder,
     ScopeError,
-    check_scopes,
+    check_service_scopes,
     format_scopes,
     parse_scopes,
 )
@@ -119,20 +118,13 @@ class ServiceIntegrationGrant(ClientCredentialsGrant):  # type: ignore[misc]
     TOKEN_ENDPOINT_AUTH_METHODS: ClassVar[list[str]] = list(TOKEN_ENDPOINT_AUTH_METHODS)
 
     def validate_requested_scope(self) -> None:
-        requested = parse_scopes(self.request.payload.scope)
+        client: OAuthClient = self.request.client
         try:
-            check_scopes(requested, Holder.SERVICE)
+            check_service_scopes(
+                parse_scopes(self.request.payload.scope), client.application.service_scopes
+            )
         except ScopeError as exc:
             raise InvalidScopeError(description=error_description(f"{exc}.")) from None
-        client: OAuthClient = self.request.client
-        approved = set(parse_scopes(client.application.service_scopes))
-        beyond = [name for name in requested if name not in approved]
-        if beyond:
-            raise InvalidScopeError(
-                description=error_description(
-                    f"The scope {beyond[0]!r} is not approved for this application."
-                )
-            )
 
 
 # --- authorization_code ----------------------------------------------------------------------

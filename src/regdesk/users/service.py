@@ -12,6 +12,7 @@ from sqlalchemy.orm import Session
 from regdesk.audit.service import Actor, record_event
 from regdesk.db import ID_MAX, LoopReads, Query
 from regdesk.departments.models import DepartmentLead
+from regdesk.documents.reading import complete
 from regdesk.events.models import Event
 from regdesk.formats import as_json
 from regdesk.roles.models import Role, RoleScope, UserRole
@@ -148,7 +149,8 @@ USER_DOCUMENT = Query("""
 def user_document(reads: LoopReads, user_id: int) -> str | None:
     """The JSON record (api.md 2.2) of the user with this id, if there is one."""
     row = reads.first(USER_DOCUMENT, user_id=user_id)
-    return _complete(reads, [(row[0], row[1])])[0] if row is not None else None
+    found = complete(reads, [(row[0], row[1])], user_documents) if row is not None else []
+    return found[0] if found else None
 
 
 def _search_query(role: bool, email: bool, username: bool) -> Query:
@@ -202,19 +204,8 @@ def search_users(
         **{name: parameters[name] for name in query.names if name in parameters},
     )
     page = rows[:limit]
-    bodies = _complete(reads, [(id_, body) for id_, body in page])
+    bodies = complete(reads, page, user_documents)
     return bodies, (page[-1][0] if len(rows) > limit else None)
-
-
-def _complete(reads: LoopReads, rows: list[tuple[int, str | None]]) -> list[str]:
-    """The bodies of (id, body) rows, rendering any whose document a change just removed."""
-    missing = [id_ for id_, body in rows if body is None]
-    if not missing:
-        return [body for _, body in rows if body is not None]
-    with reads.engine.connect() as connection:
-        rendered = user_documents(connection, missing)
-    # A record deleted since the page was read is left out of it.
-    return [b for id_, body in rows if (b := body or rendered.get(id_)) is not None]
 
 
 def user_documents(bind: Bind, ids: Iterable[int]) -> dict[int, str]:

@@ -18,6 +18,7 @@ from sqlalchemy.orm import Session
 
 from regdesk.db import LoopReads, Query
 from regdesk.departments.models import Department
+from regdesk.documents.reading import complete
 from regdesk.events.models import EventOption
 from regdesk.formats import as_json
 from regdesk.roles.models import Role, UserRole
@@ -75,7 +76,7 @@ def volunteer_page(reads: LoopReads, after_id: int, limit: int) -> tuple[list[st
     continue after when more follow."""
     rows = reads.all(PAGE, current=True, after=after_id, limit=limit + 1)
     page = rows[:limit]
-    bodies = _complete(reads, [(id_, body) for id_, body in page])
+    bodies = complete(reads, page, volunteer_documents)
     return bodies, (page[-1][0] if len(rows) > limit else None)
 
 
@@ -86,18 +87,10 @@ def volunteer_of_user(reads: LoopReads, user_id: int) -> tuple[bool, str | None]
     if row is None:
         return False, None
     _, volunteer_id, body = row
-    return True, (_complete(reads, [(volunteer_id, body)])[0] if volunteer_id else None)
-
-
-def _complete(reads: LoopReads, rows: list[tuple[int, str | None]]) -> list[str]:
-    """The bodies of (id, body) rows, rendering any whose document a change just removed."""
-    missing = [id_ for id_, body in rows if body is None]
-    if not missing:
-        return [body for _, body in rows if body is not None]
-    with reads.engine.connect() as connection:
-        rendered = volunteer_documents(connection, missing)
-    # A record deleted since the page was read is left out of it.
-    return [b for id_, body in rows if (b := body or rendered.get(id_)) is not None]
+    if not volunteer_id:
+        return True, None
+    found = complete(reads, [(volunteer_id, body)], volunteer_documents)
+    return True, (found[0] if found else None)
 
 
 def volunteer_documents(bind: Bind, ids: Iterable[int]) -> dict[int, str]:
