@@ -31,6 +31,7 @@ from regdesk.volunteers.routes import router as volunteers_router
 from regdesk.web.headers import HtmlSecurityHeaders
 from regdesk.web.pages import STATIC_PATH, static_files
 from regdesk.web.routes import router as web_router
+from regdesk.web.visitor import PageRefused, refused_page
 
 DESCRIPTION = """\
 Registration service for fan conventions: users, volunteers, departments and roles, with
@@ -68,6 +69,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     if app.state.rate_limits is not None:
         app.add_middleware(RateLimitHeaders)
     install_error_handlers(app)
+    app.add_exception_handler(PageRefused, refused_page)
     app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]
     for router in (
         oauth_router,

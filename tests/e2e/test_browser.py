@@ -12,11 +12,11 @@ import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 from urllib.parse import parse_qs, urlencode, urlsplit
 
 import httpx
 import pytest
+from playwright.sync_api import Browser, Page, expect
 from sqlalchemy import Engine
 
 from regdesk.audit.service import Actor
@@ -25,33 +25,13 @@ from regdesk.migrations.runner import upgrade
 from regdesk.oauth.applications import create_application
 from regdesk.oauth.scopes import SCOPES
 from regdesk.users.service import NewUser, create_user
+from tests.e2e.support import PASSWORD, log_in, screenshot
 from tests.helpers import live_server
 
-CHROMIUM = Path("/usr/bin/chromium")
-if not CHROMIUM.exists():
-    pytest.skip(
-        "/usr/bin/chromium is not installed (apt-get install chromium); browser tests skipped",
-        allow_module_level=True,
-    )
-
-from playwright.sync_api import Browser, Page, expect, sync_playwright  # noqa: E402
-
-SCREENSHOTS = Path(__file__).resolve().parents[2] / "build" / "screenshots"
-PASSWORD = "correct horse battery staple"
 APP_NAME = "Volunteer Time Clock"
 APP_DESCRIPTION = "Clocks volunteer shifts in and out at the con."
 # What a real client puts in a state (| / : - _), percent signs, and a line break.
 STATE = ("v1|/shifts:42-a_b%20c%2F\n" * 50)[:1024]
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 
 
 class _Application(BaseHTTPRequestHandler):
@@ -122,42 +102,6 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
     finally:
         application.shutdown()
         engine.dispose()
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        yield chromium
-        chromium.close()
-
-
-@pytest.fixture
-def page(browser: Browser) -> Iterator[Page]:
-    """A fresh browser profile (no cookies) for each test, and no CSP complaints allowed."""
-    context = browser.new_context(viewport={"width": 1024, "height": 800})
-    context.set_default_timeout(10_000)
-    tab = context.new_page()
-    complaints: list[str] = []
-    tab.on(
-        "console",
-        lambda m: complaints.append(m.text) if "Content Security Policy" in m.text else None,
-    )
-    yield tab
-    context.close()
-    assert complaints == []
-
-
-def screenshot(page: Page, name: str) -> None:
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=SCREENSHOTS / f"{name}.png", full_page=True)
-
-
-def log_in(page: Page, username: str, password: str = PASSWORD) -> None:
-    expect(page.get_by_role("heading", name="Log in")).to_be_visible()
-    page.get_by_label("Username").fill(username)
-    page.get_by_label("Password").fill(password)
-    page.get_by_role("button", name="Log in").click()
 
 
 def landed(page: Page, site: Site) -> dict[str, list[str]]:

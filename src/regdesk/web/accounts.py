@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import functools
 from typing import Annotated
-from urllib.parse import urlencode
 
 from fastapi import APIRouter, Form, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
@@ -27,6 +26,7 @@ from regdesk.web.visitor import (
     VisitorDep,
     clear_session_cookie,
     client_address,
+    login_redirect,
     set_login_cookie,
     set_session_cookie,
 )
@@ -40,11 +40,6 @@ MAX_PASSWORD = 1024
 WRONG_CREDENTIALS = "That username or e-mail and password do not match an account."
 
 TextField = Annotated[str, Form()]
-
-
-def login_redirect(next_: str) -> RedirectResponse:
-    """To the login page, coming back to `next_` (a local path) afterwards."""
-    return RedirectResponse(f"/login?{urlencode({'next': next_})}", status_code=303)
 
 
 def forbidden(request: Request, visitor: Visitor | None) -> HTMLResponse:

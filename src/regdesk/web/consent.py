@@ -30,12 +30,18 @@ from regdesk.oauth.authorization import (
 )
 from regdesk.oauth.clients import load_client
 from regdesk.web import csrf
-from regdesk.web.accounts import end_visit, forbidden, login_redirect
+from regdesk.web.accounts import end_visit, forbidden
 from regdesk.web.headers import policy_with_form_target
 from regdesk.web.pages import render, scopes_in_words
 from regdesk.web.redirects import same_origin_as_any
 from regdesk.web.sessions import COOKIE_NAME
-from regdesk.web.visitor import PageDb, Visitor, VisitorDep, clear_session_cookie
+from regdesk.web.visitor import (
+    PageDb,
+    Visitor,
+    VisitorDep,
+    clear_session_cookie,
+    login_redirect,
+)
 
 router = APIRouter(include_in_schema=False)
 

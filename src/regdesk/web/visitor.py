@@ -9,13 +9,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Annotated
+from urllib.parse import urlencode
 
 from fastapi import Depends, Request, Response
+from fastapi.responses import RedirectResponse
 
 from regdesk.audit.service import Actor
 from regdesk.deps import WriteSession
 from regdesk.users.models import User
 from regdesk.web import csrf
+from regdesk.web.pages import render
 from regdesk.web.sessions import COOKIE_NAME, find_session
 
 PageDb = WriteSession  # a page's one transaction, committed before the response is sent
@@ -55,6 +58,44 @@ def _visitor(request: Request, db: PageDb) -> Visitor | None:
 
 
 VisitorDep = Annotated[Visitor | None, Depends(_visitor, scope="function")]
+
+
+class PageRefused(Exception):
+    """A page or form action that answers with `response` instead (see `app.py`'s handler)."""
+
+    def __init__(self, response: Response) -> None:
+        super().__init__("page refused")
+        self.response = response
+
+    @classmethod
+    def forbidden(cls, request: Request, visitor: Visitor | None) -> PageRefused:
+        """403: a form without its CSRF token, or with someone else's; nothing was done."""
+        return cls(render(request, "forbidden.html", {"visitor": visitor}, status_code=403))
+
+    @classmethod
+    def not_permitted(cls, request: Request, visitor: Visitor) -> PageRefused:
+        """403: signed in, but without the right to this page or action."""
+        return cls(render(request, "not_permitted.html", {"visitor": visitor}, status_code=403))
+
+
+def login_redirect(next_: str) -> RedirectResponse:
+    """To the login page, coming back to `next_` (a local path) afterwards."""
+    return RedirectResponse(f"/login?{urlencode({'next': next_})}", status_code=303)
+
+
+def signed_in(request: Request, visitor: Visitor | None) -> Visitor:
+    """The visitor, or a refusal that sends them to log in and come back to this page."""
+    if visitor is None:
+        back = request.url.path
+        if request.method == "GET" and request.url.query:
+            back += f"?{request.url.query}"
+        raise PageRefused(login_redirect(back))
+    return visitor
+
+
+async def refused_page(request: Request, refusal: Exception) -> Response:
+    assert isinstance(refusal, PageRefused)
+    return refusal.response
 
 
 def set_session_cookie(response: Response, request: Request, session_id: str) -> None:

@@ -1,0 +1,17 @@
+"""The admin area's router: one module per kind of record, each with its own sub-router."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Request
+from fastapi.responses import HTMLResponse
+
+from regdesk.admin.access import StaffDep
+from regdesk.web.pages import render
+
+router = APIRouter(prefix="/admin", include_in_schema=False)
+
+
+@router.get("")
+def home(request: Request, staffer: StaffDep) -> HTMLResponse:
+    """Where an organizer starts: what they may manage, in the admin area's navigation."""
+    return render(request, "admin/home.html", {"visitor": staffer.visitor, "staffer": staffer})
