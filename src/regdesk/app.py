@@ -18,7 +18,7 @@ from regdesk.config import Settings, load_settings
 from regdesk.db import GroupedWrites, LoopReads, instance_secret_key, make_engine
 from regdesk.departments.routes import router as departments_router
 from regdesk.errors import install_error_handlers
-from regdesk.oauth.quick_grant import NEW_TOKEN
+from regdesk.oauth.quick_grant import NEW_TOKEN, QuickTokens
 from regdesk.oauth.routes import router as oauth_router
 from regdesk.pagination import Cursors
 from regdesk.ratelimit import RateLimitHeaders, RateLimits
@@ -83,6 +83,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.include_router(router)
     app.mount(STATIC_PATH, static_files(), name="static")
     app.add_middleware(HtmlSecurityHeaders)
+    app.add_middleware(QuickTokens)  # before routing, after the transport rules
     # Outermost last: proxies' headers are read first, then the transport rules apply.
     app.add_middleware(TransportPolicy)
     if proxies := proxy_list(settings.trusted_proxies):

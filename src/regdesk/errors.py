@@ -9,12 +9,16 @@ from __future__ import annotations
 
 import logging
 import secrets
+import sqlite3
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import psycopg
+import sqlalchemy.exc
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from fastapi.routing import iter_route_contexts
 from pydantic import BaseModel, create_model
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
@@ -182,17 +186,40 @@ def _oauth_error_response(_: Request, exc: Exception) -> JSONResponse:
     return exc.response()
 
 
-def _http_error_response(_: Request, exc: Exception) -> JSONResponse:
+def _http_error_response(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, StarletteHTTPException)
     if exc.status_code == 404:
         return error_response(NotFound("Not found."))
     if exc.status_code == 405:
         error = ApiError("This method is not allowed here.")
         error.status_code, error.category = 405, "request"
-        return JSONResponse(error.body(), status_code=405, headers=dict(exc.headers or {}))
+        headers = dict(exc.headers or {})
+        if allowed := _allowed_methods(request):
+            headers["Allow"] = allowed
+        return JSONResponse(error.body(), status_code=405, headers=headers)
     error = ApiError(str(exc.detail))
     error.status_code, error.category = exc.status_code, "request"
     return JSONResponse(error.body(), status_code=exc.status_code, headers=dict(exc.headers or {}))
+
+
+def _allowed_methods(request: Request) -> str:
+    """`Allow` of a 405 (RFC 9110 15.5.6): every method of the resource at this path. Starlette
+    names the first matching route's alone, though PUT and DELETE share a path, and a literal
+    path (`/users/search`) is a resource of its own beside a template (`/users/{id}`)."""
+    path = request.url.path
+    routes = [
+        route
+        for route in iter_route_contexts(request.app.routes)  # included routers, flattened
+        if route.methods and route.path_regex.match(path)
+    ]
+    fewest = min((len(route.param_convertors) for route in routes), default=0)
+    methods = {
+        method
+        for route in routes
+        if len(route.param_convertors) == fewest
+        for method in route.methods or ()
+    }
+    return ", ".join(sorted(methods))
 
 
 def _server_error_response(_: Request, exc: Exception) -> JSONResponse:
@@ -202,11 +229,32 @@ def _server_error_response(_: Request, exc: Exception) -> JSONResponse:
     return JSONResponse({"errors": {"server": {"hash": trace}}}, status_code=500)
 
 
+# The database cannot be reached (restarting, down, or SQLite's lock held too long), whether
+# through the pool (SQLAlchemy's error) or on the event loop's own connection (the driver's).
+DATABASE_UNAVAILABLE = (
+    sqlalchemy.exc.OperationalError,
+    psycopg.OperationalError,
+    sqlite3.OperationalError,
+)
+
+
+def _database_unavailable_response(_: Request, exc: Exception) -> JSONResponse:
+    # 503, handled here: an error left to the 500 handler makes the server drop the connection
+    # after answering, and a keep-alive client's next request on it is reset unanswered.
+    trace = secrets.token_hex(8)
+    log.error("database unavailable %s", trace, exc_info=exc)
+    return JSONResponse(
+        {"errors": {"server": {"hash": trace}}}, status_code=503, headers={"Retry-After": "1"}
+    )
+
+
 def install_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(RequestValidationError, _validation_response)
     app.add_exception_handler(ApiError, _api_error_response)
     app.add_exception_handler(OAuthError, _oauth_error_response)
     app.add_exception_handler(StarletteHTTPException, _http_error_response)
+    for unavailable in DATABASE_UNAVAILABLE:
+        app.add_exception_handler(unavailable, _database_unavailable_response)
     app.add_exception_handler(Exception, _server_error_response)
 
 

@@ -232,6 +232,12 @@ def count(request: Request, kind: Kind, *names: str) -> Verdict | None:
     return verdict
 
 
+def verdict_of(request: Request) -> Verdict | None:
+    """The verdict already counted for this request, if any."""
+    verdict = getattr(request.state, STATE_KEY, None)
+    return verdict if isinstance(verdict, Verdict) else None
+
+
 class RateLimitHeaders:
     """Writes the verdict a route left on the request's state as RateLimit-* headers."""
 

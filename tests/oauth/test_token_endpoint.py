@@ -5,11 +5,15 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import json
 import re
+from typing import Any
 from urllib.parse import quote, quote_plus, urlencode
 
+from fastapi import FastAPI
 from fastapi.testclient import TestClient
 from sqlalchemy import Engine, select, update
+from starlette.types import Message
 
 from regdesk.app import create_app
 from regdesk.audit.service import Actor
@@ -418,3 +422,56 @@ def test_other_methods_are_405_not_500(client: TestClient) -> None:
         assert response.status_code == 405, f"{method}: {response.text}"
         assert response.headers["content-type"].startswith("application/json")
         assert "POST" in response.headers["allow"]
+
+
+def test_a_body_arriving_in_pieces_is_read_whole_on_either_path(
+    client: TestClient, app: FastAPI, engine: Engine
+) -> None:
+    """HTTP delivers a body in as many pieces as it likes: the quick client_credentials answer
+    and the full path after it (a wrong secret here) both see the whole form."""
+    registered = register(engine, service_scopes="user:read")
+
+    async def post(pieces: list[bytes], secret: str) -> tuple[int, dict[str, Any]]:
+        messages: list[Message] = [
+            {"type": "http.request", "body": piece, "more_body": i < len(pieces) - 1}
+            for i, piece in enumerate(pieces)
+        ]
+        sent: list[Message] = []
+
+        async def receive() -> Message:
+            return messages.pop(0) if messages else {"type": "http.disconnect"}
+
+        async def send(message: Message) -> None:
+            sent.append(message)
+
+        credentials = basic(registered.client_id, secret)["Authorization"].encode()
+        scope = {
+            "type": "http",
+            "asgi": {"version": "3.0"},
+            "http_version": "1.1",
+            "method": "POST",
+            "scheme": "https",
+            "path": TOKEN_URL,
+            "raw_path": TOKEN_URL.encode(),
+            "query_string": b"",
+            "root_path": "",
+            "headers": [
+                (b"host", b"testserver"),
+                (b"content-type", b"application/x-www-form-urlencoded"),
+                (b"authorization", credentials),
+            ],
+            "client": ("127.0.0.1", 50000),
+            "server": ("testserver", 443),
+        }
+        await app(scope, receive, send)
+        body = b"".join(m.get("body", b"") for m in sent if m["type"] == "http.response.body")
+        return sent[0]["status"], json.loads(body)
+
+    assert client.portal is not None  # the app's own event loop, where it reads its database
+    pieces = [b"grant_type=client", b"_credentials&scope=user", b"%3Aread"]
+    status, issued = client.portal.call(post, pieces, registered.client_secret)
+    assert status == 200, issued
+    assert issued["scope"] == "user:read"
+    assert reads_users(client, issued["access_token"])
+    status, refused = client.portal.call(post, pieces, "wrong")
+    assert (status, refused["error"]) == (401, "invalid_client")

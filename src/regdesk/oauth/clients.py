@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import base64
 import binascii
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from urllib.parse import unquote, unquote_plus
 
 from authlib.oauth2.rfc6749 import OAuth2Request
@@ -96,12 +96,8 @@ def authenticate_client_secret_basic(
 def basic_credentials(authorization: str) -> tuple[str, list[str]] | None:
     """The client id of an HTTP Basic header, and the readings of its secret to try: as sent,
     form-decoded, percent-decoded. None when it is not Basic, or not a pair."""
-    scheme, _, encoded = authorization.partition(" ")
-    if scheme.lower() != "basic":
-        return None
-    try:
-        decoded = base64.b64decode(encoded.strip()).decode("utf-8")
-    except (binascii.Error, UnicodeDecodeError):
+    decoded = _basic_decoded(authorization)
+    if decoded is None:
         return None
     user, colon, password = decoded.partition(":")
     if not colon or not user or not password:
@@ -109,3 +105,29 @@ def basic_credentials(authorization: str) -> tuple[str, list[str]] | None:
     return unquote_plus(user), list(
         dict.fromkeys((password, unquote_plus(password), unquote(password)))
     )
+
+
+def _basic_decoded(authorization: str) -> str | None:
+    """The `user:password` of an HTTP Basic header, as `authenticate_client_secret_basic`
+    decodes it; None when it is not Basic."""
+    scheme, _, encoded = authorization.partition(" ")
+    if scheme.lower() != "basic":
+        return None
+    try:
+        return base64.b64decode(encoded.strip()).decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError):
+        return None
+
+
+def named_clients(fields: Mapping[str, Sequence[str]], authorization: str) -> list[str]:
+    """The clients a request names, in the form and in HTTP Basic, as the rate limit counts
+    them: both, since authentication tries both; `01` is client 1, as `load_client` reads it;
+    whatever can name no client is `unknown`."""
+    named = [*fields.get("client_id", ()), _basic_user(authorization)]
+    ids = [str(int(n)) for n in named if n and n.isascii() and n.isdigit() and len(n) <= 18]
+    return ids or ["unknown"]
+
+
+def _basic_user(authorization: str) -> str | None:
+    decoded = _basic_decoded(authorization)
+    return None if decoded is None else unquote_plus(decoded.partition(":")[0])

@@ -1,29 +1,40 @@
-"""The common client_credentials request, answered on the event loop.
+"""The common client_credentials request, answered on the event loop, before routing.
 
 Registration opening brings a storm of token requests from integrations. The usual one, well
-formed, from a live application with its right secret and approved scopes, is answered here:
-one read of the application and one INSERT of the token's hash, on the loop's own connections
-(db.LoopReads), with no worker thread and no Authlib server built; the INSERTs of the requests
-that arrive together share one commit (db.GroupedWrites). Anything else (another
-grant, an unknown field, a wrong secret, a scope to refuse, a database that would make the
-loop wait) goes the full way, through Authlib's server in a worker thread (oauth/server.py),
-which also writes every error answer. So the two paths cannot disagree about what is refused:
-this one only ever succeeds, and only where the full path would succeed the same way.
+formed, from a live application with its right secret and approved scopes, is answered here by
+an ASGI middleware (`QuickTokens`): one read of the application and one INSERT of the token's
+hash, on the loop's own connections (db.LoopReads), with no worker thread, no Authlib server
+built, and none of the framework's routing, dependency solving or request and response objects
+(which cost more than the answer); the INSERTs of the requests that arrive together share one
+commit (db.GroupedWrites). Anything else (another grant, an unknown field, a wrong secret, a
+scope to refuse, a rate limit reached, a database that would make the loop wait) goes on, its
+body replayed, to the token route and through Authlib's server in a worker thread
+(oauth/server.py), which also writes every error answer. So the two paths cannot disagree
+about what is refused: this one only ever succeeds, and only where the full path would succeed
+the same way. The transport rules (transport.py) apply first, as to every request.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import functools
+import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from sqlalchemy import Dialect
+from starlette.requests import Request
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from regdesk import ratelimit
 from regdesk.db import ID_MAX, GroupedWrites, LoopReads, Query, UTCDateTime, utcnow
-from regdesk.oauth.clients import basic_credentials
+from regdesk.errors import DATABASE_UNAVAILABLE, OAuthError
+from regdesk.oauth.clients import basic_credentials, named_clients
 from regdesk.oauth.scopes import ScopeError, check_service_scopes, format_scopes, parse_scopes
+from regdesk.oauth.token_form import MAX_TOKEN_BODY, token_fields
 from regdesk.security import new_secret, token_hash, verify_client_secret
+
+TOKEN_PATH = "/api/oauth/token"
 
 FIELDS = frozenset({"grant_type", "scope", "client_id", "client_secret"})
 
@@ -98,3 +109,87 @@ def _credentials(
 def _timestamps(dialect: Dialect) -> Any:
     """How the database stores a UTCDateTime, as SQLAlchemy would bind it."""
     return UTCDateTime().dialect_impl(dialect).bind_processor(dialect)
+
+
+class QuickTokens:
+    """ASGI middleware: answers the plain client_credentials request at the token endpoint;
+    passes every other request on untouched, a token request with its body replayed."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["path"] != TOKEN_PATH or scope["method"] != "POST":
+            await self.app(scope, receive, send)
+            return
+        body, complete = await _read_body(receive)
+        answer = await _answer(scope, body) if complete else None
+        if answer is None:
+            await self.app(scope, _replaying(body, complete, receive), send)
+            return
+        issued, verdict = answer
+        content = json.dumps(issued, ensure_ascii=False, separators=(",", ":")).encode()
+        headers = [
+            (b"content-length", str(len(content)).encode()),
+            (b"content-type", b"application/json"),
+            (b"cache-control", b"no-store"),
+            (b"pragma", b"no-cache"),
+        ]
+        if verdict is not None:
+            headers += [(k.lower().encode(), v.encode()) for k, v in verdict.headers().items()]
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        await send({"type": "http.response.body", "body": content})
+
+
+async def _answer(
+    scope: Scope, body: bytes
+) -> tuple[dict[str, Any], ratelimit.Verdict | None] | None:
+    """The token response and the rate-limit verdict; None: the route answers instead."""
+    request = Request(scope)
+    try:
+        fields = token_fields(body, request.headers.get("content-type", ""))
+    except OAuthError:
+        return None
+    authorization = request.headers.get("authorization", "")
+    # Counted here, once: the route finds the verdict on the request's state.
+    verdict = ratelimit.count(request, "token", *named_clients(fields, authorization))
+    if verdict is not None and not verdict.allowed:
+        return None
+    state = request.app.state
+    ttl = state.settings.access_token_ttl
+    try:
+        issued = await quick_token(state.loop_reads, state.new_tokens, fields, authorization, ttl)
+    except DATABASE_UNAVAILABLE:
+        return None  # the route tries again, and answers the error as every route does
+    return None if issued is None else (issued, verdict)
+
+
+async def _read_body(receive: Receive) -> tuple[bytes, bool]:
+    """The request's body, and whether it is all there (not cut off, not over the limit)."""
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            return b"".join(chunks), False
+        chunk = message.get("body", b"")
+        chunks.append(chunk)
+        size += len(chunk)
+        if not message.get("more_body", False):
+            return b"".join(chunks), True
+        if size > MAX_TOKEN_BODY:
+            return b"".join(chunks), False
+
+
+def _replaying(body: bytes, complete: bool, receive: Receive) -> Receive:
+    """`receive` as if nothing had been read: what was read comes first."""
+    replayed = False
+
+    async def receiving() -> Message:
+        nonlocal replayed
+        if replayed:
+            return await receive()
+        replayed = True
+        return {"type": "http.request", "body": body, "more_body": not complete}
+
+    return receiving

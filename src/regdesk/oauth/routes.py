@@ -8,13 +8,8 @@ the RFC 6749 5.2 shape these endpoints always answer in (RFC 6749 names no error
 
 from __future__ import annotations
 
-import base64
-import binascii
-import json
-from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
-from urllib.parse import parse_qsl, unquote_plus
 
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
@@ -24,14 +19,12 @@ from regdesk import ratelimit
 from regdesk.db import write_session
 from regdesk.deps import IssuerDep, issuer
 from regdesk.errors import NO_STORE, OAuthError
-from regdesk.oauth.clients import TOKEN_ENDPOINT_AUTH_METHODS
-from regdesk.oauth.quick_grant import quick_token
+from regdesk.oauth.clients import TOKEN_ENDPOINT_AUTH_METHODS, named_clients
 from regdesk.oauth.scopes import SCOPES
 from regdesk.oauth.server import RegdeskAuthorizationServer, TokenRequest
+from regdesk.oauth.token_form import token_fields
 
 router = APIRouter(tags=["OAuth"])
-
-MAX_TOKEN_BODY = 16 * 1024
 
 DEFAULT_DESCRIPTIONS = {
     "invalid_request": "The request is missing a parameter or is malformed.",
@@ -40,13 +33,17 @@ DEFAULT_DESCRIPTIONS = {
     "unauthorized_client": "This client may not use this grant type.",
     "unsupported_grant_type": "This grant type is not supported.",
     "invalid_scope": "The requested scope is invalid.",
+    "unsupported_token_type": "token_type_hint must be access_token or refresh_token.",
 }
 
-RATE_LIMITED: dict[int | str, dict[str, Any]] = {
+# What the token, revocation and introspection endpoints answer when they refuse a request.
+OAUTH_ERRORS: dict[int | str, dict[str, Any]] = {
+    400: {"description": 'RFC 6749 5.2 error: `{"error", "error_description"}`.'},
+    401: {"description": "`invalid_client`: unknown client, wrong secret or suspended."},
     429: {
         "description": "`too_many_requests`: this client has made too many requests; "
         "wait `Retry-After` seconds."
-    }
+    },
 }
 
 TOKEN_RESPONSES: dict[int | str, dict[str, Any]] = {
@@ -63,9 +60,7 @@ TOKEN_RESPONSES: dict[int | str, dict[str, Any]] = {
             }
         },
     },
-    400: {"description": 'RFC 6749 5.2 error: `{"error", "error_description"}`.'},
-    401: {"description": "`invalid_client`: unknown client, wrong secret or suspended."},
-    **RATE_LIMITED,
+    **OAUTH_ERRORS,
 }
 
 TOKEN_REQUEST_BODY: dict[str, Any] = {
@@ -121,37 +116,7 @@ TOKEN_ABOUT_BODY: dict[str, Any] = {
 
 async def read_token_fields(request: Request) -> dict[str, list[str]]:
     """The form (or JSON object) of a token request, each field with all its values."""
-    body = await request.body()
-    if len(body) > MAX_TOKEN_BODY:
-        raise OAuthError("invalid_request", "The request body is too large.")
-    try:
-        text = body.decode("utf-8")
-    except UnicodeDecodeError:
-        raise OAuthError("invalid_request", "The request body is not UTF-8.") from None
-    fields: dict[str, list[str]] = defaultdict(list)
-    if request.headers.get("content-type", "").split(";")[0].strip() == "application/json":
-        for key, value in _json_fields(text).items():
-            fields[key].extend(value if isinstance(value, list) else [value])
-    else:
-        for key, value in parse_qsl(text, keep_blank_values=True):
-            fields[key].append(value)
-    for key, values in fields.items():
-        if key != "scope" and len(values) > 1:
-            # RFC 6749 3.2: parameters MUST NOT be repeated (scope is our one exception).
-            raise OAuthError("invalid_request", f"The parameter {key!r} was sent more than once.")
-        if not all(isinstance(v, str) for v in values):
-            raise OAuthError("invalid_request", f"The parameter {key!r} must be a string.")
-    return fields
-
-
-def _json_fields(text: str) -> dict[str, Any]:
-    try:
-        document = json.loads(text or "{}")
-    except json.JSONDecodeError:
-        raise OAuthError("invalid_request", "The request body is not valid JSON.") from None
-    if not isinstance(document, dict):
-        raise OAuthError("invalid_request", "The request body must be an object.")
-    return document
+    return token_fields(await request.body(), request.headers.get("content-type", ""))
 
 
 @router.post(
@@ -172,7 +137,7 @@ async def token(request: Request) -> JSONResponse:
     summary="Revoke a token (RFC 7009)",
     description="Revoking a refresh token revokes its whole grant. Answers 200 for tokens "
     "that are unknown or already dead.",
-    responses=RATE_LIMITED,
+    responses=OAUTH_ERRORS,
     openapi_extra={"requestBody": TOKEN_ABOUT_BODY},
 )
 async def revoke(request: Request) -> JSONResponse:
@@ -183,7 +148,7 @@ async def revoke(request: Request) -> JSONResponse:
     "/api/oauth/introspect",
     summary="Introspect a token (RFC 7662)",
     description="For the token's own client; any other token reads as inactive.",
-    responses=RATE_LIMITED,
+    responses=OAUTH_ERRORS,
     openapi_extra={"requestBody": TOKEN_ABOUT_BODY},
 )
 async def introspect(request: Request) -> JSONResponse:
@@ -219,12 +184,7 @@ async def _respond(request: Request, endpoint: str | None) -> JSONResponse:
     authorization = request.headers.get("authorization", "")
     clients = named_clients(fields, authorization)
     if endpoint is None:
-        state = request.app.state
         _count_request(request, clients)
-        ttl = state.settings.access_token_ttl
-        issued = await quick_token(state.loop_reads, state.new_tokens, fields, authorization, ttl)
-        if issued is not None:
-            return JSONResponse(issued, headers=NO_STORE)
     token_request = TokenRequest(str(request.url), request.headers, fields)
     status, body, headers = await run_in_threadpool(
         _server_response, request, token_request, endpoint, clients
@@ -235,33 +195,14 @@ async def _respond(request: Request, endpoint: str | None) -> JSONResponse:
         if body["error"] == "invalid_client":
             status = 401  # decisions.md, Errors
             headers.setdefault("WWW-Authenticate", 'Basic realm="regdesk"')
+        else:
+            status = 400  # decisions.md, Errors (Authlib says 401 for unsupported_token_type)
     return JSONResponse(body, status_code=status, headers={**headers, **NO_STORE})
 
 
-def named_clients(fields: Mapping[str, Sequence[str]], authorization: str) -> list[str]:
-    """The clients a request names, in the form and in HTTP Basic, as the rate limit counts
-    them: both, since authentication tries both; `01` is client 1, as `load_client` reads it;
-    whatever can name no client is `unknown`."""
-    named = [*fields.get("client_id", ()), _basic_user(authorization)]
-    ids = [str(int(n)) for n in named if n and n.isascii() and n.isdigit() and len(n) <= 18]
-    return ids or ["unknown"]
-
-
-def _basic_user(authorization: str) -> str | None:
-    """The client id of an HTTP Basic header, decoded as `authenticate_client_secret_basic`
-    does."""
-    scheme, _, encoded = authorization.partition(" ")
-    if scheme.lower() != "basic":
-        return None
-    try:
-        decoded = base64.b64decode(encoded.strip()).decode("utf-8")
-    except (binascii.Error, UnicodeDecodeError):
-        return None
-    return unquote_plus(decoded.partition(":")[0])
-
-
 def _count_request(request: Request, clients: Sequence[str]) -> None:
-    limited = ratelimit.count(request, "token", *clients)
+    # Counted once: oauth/quick_grant.py may have counted this request already.
+    limited = ratelimit.verdict_of(request) or ratelimit.count(request, "token", *clients)
     if limited is not None and not limited.allowed:
         wait = limited.retry_after
         raise OAuthError(
@@ -276,7 +217,7 @@ def _server_response(
     request: Request, token_request: TokenRequest, endpoint: str | None, clients: Sequence[str]
 ) -> tuple[int, dict[str, Any], dict[str, str]]:
     # Before authentication, so that wrong secrets count too; outside the transaction. (A
-    # token request was counted already, before oauth/quick_grant.py looked at it.)
+    # token request was counted already, in `_respond`.)
     if endpoint is not None:
         _count_request(request, clients)
     settings = request.app.state.settings
