@@ -1,7 +1,12 @@
-"""Steps the browser tests share: logging in as a person does, and screenshots of the pages."""
+"""Steps the browser tests share: logging in as a person does, screenshots of the pages, and
+an application's redirect address for the browser to land on."""
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 from playwright.sync_api import Page, expect
@@ -22,3 +27,29 @@ def log_in(page: Page, username: str, password: str = PASSWORD) -> None:
     page.get_by_label("Username").fill(username)
     page.get_by_label("Password").fill(password)
     page.get_by_role("button", name="Log in").click()
+
+
+class _Application(BaseHTTPRequestHandler):
+    """The application's page at its redirect address: "Back at the Time Clock"."""
+
+    def do_GET(self) -> None:
+        body = b"<!doctype html><title>Time Clock</title><h1>Back at the Time Clock</h1>"
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+@contextmanager
+def application_callback() -> Iterator[str]:
+    """A tiny HTTP server on 127.0.0.1 playing the application: its redirect address."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Application)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/callback"
+    finally:
+        server.shutdown()

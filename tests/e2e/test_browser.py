@@ -8,10 +8,8 @@ lands after the consent screen. Screenshots of every page go to build/screenshot
 from __future__ import annotations
 
 import re
-import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlencode, urlsplit
 
 import httpx
@@ -25,26 +23,13 @@ from regdesk.migrations.runner import upgrade
 from regdesk.oauth.applications import create_application
 from regdesk.oauth.scopes import SCOPES
 from regdesk.users.service import NewUser, create_user
-from tests.e2e.support import PASSWORD, log_in, screenshot
+from tests.e2e.support import PASSWORD, application_callback, log_in, screenshot
 from tests.helpers import live_server
 
 APP_NAME = "Volunteer Time Clock"
 APP_DESCRIPTION = "Clocks volunteer shifts in and out at the con."
 # What a real client puts in a state (| / : - _), percent signs, and a line break.
 STATE = ("v1|/shifts:42-a_b%20c%2F\n" * 50)[:1024]
-
-
-class _Application(BaseHTTPRequestHandler):
-    def do_GET(self) -> None:
-        body = b"<!doctype html><title>Time Clock</title><h1>Back at the Time Clock</h1>"
-        self.send_response(200)
-        self.send_header("Content-Type", "text/html; charset=utf-8")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, format: str, *args: object) -> None:
-        pass
 
 
 @dataclass(frozen=True)
@@ -68,40 +53,37 @@ class Site:
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
-    application = ThreadingHTTPServer(("127.0.0.1", 0), _Application)
-    threading.Thread(target=application.serve_forever, daemon=True).start()
-    callback = f"http://127.0.0.1:{application.server_address[1]}/callback"
-    url = f"sqlite:///{tmp_path_factory.mktemp('e2e') / 'regdesk.sqlite3'}"
-    engine = make_engine(url)
-    upgrade(engine)
-    with write_session(engine) as session:
-        for username, permissions in (("fox", ["user:read"]), ("owl", [])):
-            create_user(
+    with application_callback() as callback:
+        url = f"sqlite:///{tmp_path_factory.mktemp('e2e') / 'regdesk.sqlite3'}"
+        engine = make_engine(url)
+        upgrade(engine)
+        with write_session(engine) as session:
+            for username, permissions in (("fox", ["user:read"]), ("owl", [])):
+                create_user(
+                    session,
+                    Actor("test"),
+                    NewUser(
+                        username=username,
+                        email=f"{username}@example.org",
+                        first_name="Fae",
+                        last_name=username.capitalize(),
+                        password=PASSWORD,
+                        permissions=permissions,
+                    ),
+                )
+            registered, secret = create_application(
                 session,
                 Actor("test"),
-                NewUser(
-                    username=username,
-                    email=f"{username}@example.org",
-                    first_name="Fae",
-                    last_name=username.capitalize(),
-                    password=PASSWORD,
-                    permissions=permissions,
-                ),
+                name=APP_NAME,
+                description=APP_DESCRIPTION,
+                redirect_uris=[callback],
+                obo_scopes="pii:basic pii:email user:read",
             )
-        registered, secret = create_application(
-            session,
-            Actor("test"),
-            name=APP_NAME,
-            description=APP_DESCRIPTION,
-            redirect_uris=[callback],
-            obo_scopes="pii:basic pii:email user:read",
-        )
-    try:
-        with live_server(url) as base:
-            yield Site(base, engine, str(registered.id), secret, callback)
-    finally:
-        application.shutdown()
-        engine.dispose()
+        try:
+            with live_server(url) as base:
+                yield Site(base, engine, str(registered.id), secret, callback)
+        finally:
+            engine.dispose()
 
 
 def landed(page: Page, site: Site) -> dict[str, list[str]]:

@@ -11,15 +11,10 @@ from dataclasses import dataclass
 from typing import Annotated
 
 from fastapi import Depends, Request
-from sqlalchemy import select
-from sqlalchemy.orm import Session
 
 from regdesk.audit.service import Actor
-from regdesk.departments.models import DepartmentLead
-from regdesk.users.permissions import ADMIN
-from regdesk.users.service import permissions_of
 from regdesk.web import csrf
-from regdesk.web.visitor import PageDb, PageRefused, Visitor, VisitorDep, signed_in
+from regdesk.web.visitor import PageRefused, Visitor, VisitorDep, signed_in
 
 
 @dataclass(frozen=True)
@@ -42,25 +37,11 @@ class Staffer:
         return self.is_admin or department_id in self.led_departments
 
 
-def staffer_of(db: Session, visitor: Visitor) -> Staffer | None:
-    """The visitor as an organizer, or None when they hold no admin right at all."""
-    is_admin = ADMIN in permissions_of(db, visitor.user.id)
-    led = frozenset(
-        db.scalars(
-            select(DepartmentLead.department_id).where(DepartmentLead.user_id == visitor.user.id)
-        )
-    )
-    if not is_admin and not led:
-        return None
-    return Staffer(visitor, is_admin, led)
-
-
-def _organizer(request: Request, db: PageDb, visitor: VisitorDep) -> Staffer:
+def _organizer(request: Request, visitor: VisitorDep) -> Staffer:
     signed = signed_in(request, visitor)
-    staffer = staffer_of(db, signed)
-    if staffer is None:
+    if not signed.is_organizer:
         raise PageRefused.not_permitted(request, signed)
-    return staffer
+    return Staffer(signed, signed.is_admin, signed.led_departments)
 
 
 async def _staff(request: Request, staffer: Annotated[Staffer, Depends(_organizer)]) -> Staffer:

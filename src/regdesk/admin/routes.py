@@ -5,6 +5,16 @@ from __future__ import annotations
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse
 
+from regdesk.admin import (
+    applications,
+    audit,
+    departments,
+    options,
+    roles,
+    transfer,
+    users,
+    volunteers,
+)
 from regdesk.admin.access import StaffDep
 from regdesk.web.pages import render
 
@@ -15,3 +25,13 @@ router = APIRouter(prefix="/admin", include_in_schema=False)
 def home(request: Request, staffer: StaffDep) -> HTMLResponse:
     """Where an organizer starts: what they may manage, in the admin area's navigation."""
     return render(request, "admin/home.html", {"visitor": staffer.visitor, "staffer": staffer})
+
+
+router.include_router(applications.router)
+router.include_router(transfer.router)
+router.include_router(audit.router)
+router.include_router(options.router)
+router.include_router(volunteers.router)
+router.include_router(users.router)
+router.include_router(roles.router)
+router.include_router(departments.router)

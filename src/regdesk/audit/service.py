@@ -1,12 +1,15 @@
-"""Recording audit events, in the same transaction as the change they describe."""
+"""Recording audit events, in the same transaction as the change they describe, and reading
+them back (the admin area's audit log and `regdesk audit` share `search_events`)."""
 
 from __future__ import annotations
 
+import datetime as dt
 import getpass
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import insert
+from sqlalchemy import and_, insert, or_, select
 from sqlalchemy.orm import Session
 
 from regdesk.audit.models import AuditEvent
@@ -51,3 +54,68 @@ def record_event(
             details=details or {},
         )
     )
+
+
+@dataclass(frozen=True)
+class EventPage:
+    """Events newest first; `older` is the `before_id` of the next page, None on the last."""
+
+    events: list[AuditEvent]
+    older: int | None
+
+
+def search_events(
+    session: Session,
+    *,
+    actions: Collection[str] = (),
+    actor: str | None = None,
+    user_id: int | None = None,
+    target_type: str | None = None,
+    target_id: str | None = None,
+    since: dt.datetime | None = None,
+    until: dt.datetime | None = None,
+    before_id: int | None = None,
+    limit: int = 50,
+) -> EventPage:
+    """The events matching every filter given, newest first, keyset-paginated by id.
+
+    `actor` is the label as recorded (`user:17`, `cli:alice`, `app:3`, `anonymous`);
+    `user_id` keeps the events done by that user or done to them (target `user`).
+    `since` is inclusive and `until` exclusive (timezone-aware datetimes).
+    """
+    query = select(AuditEvent)
+    if actions:
+        query = query.where(AuditEvent.action.in_(list(actions)))
+    if actor is not None:
+        query = query.where(AuditEvent.actor == actor)
+    if user_id is not None:
+        query = query.where(
+            or_(
+                AuditEvent.actor_user_id == user_id,
+                and_(AuditEvent.target_type == "user", AuditEvent.target_id == str(user_id)),
+            )
+        )
+    if target_type is not None:
+        query = query.where(AuditEvent.target_type == target_type)
+    if target_id is not None:
+        query = query.where(AuditEvent.target_id == target_id)
+    if since is not None:
+        query = query.where(AuditEvent.occurred_at >= since)
+    if until is not None:
+        query = query.where(AuditEvent.occurred_at < until)
+    if before_id is not None:
+        query = query.where(AuditEvent.id < before_id)
+    found = list(session.scalars(query.order_by(AuditEvent.id.desc()).limit(limit + 1)))
+    older = found[limit - 1].id if len(found) > limit else None
+    return EventPage(found[:limit], older)
+
+
+def recorded_actions(session: Session) -> list[str]:
+    """Every action the log holds, in alphabetical order (the audit log's action filter)."""
+    return list(session.scalars(select(AuditEvent.action).distinct().order_by(AuditEvent.action)))
+
+
+def recorded_target_types(session: Session) -> list[str]:
+    """Every kind of target the log holds, in alphabetical order (the target filter)."""
+    query = select(AuditEvent.target_type).where(AuditEvent.target_type.is_not(None)).distinct()
+    return [kind for kind in session.scalars(query.order_by(AuditEvent.target_type)) if kind]

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 from typing import Any, cast
 
-from sqlalchemy import CursorResult, Row, delete, select
+from sqlalchemy import CursorResult, Row, delete, func, select
 from sqlalchemy.orm import Session
 
 from regdesk.audit.service import Actor, record_event
 from regdesk.db import upsert_ignore, utcnow
+from regdesk.invalid import Invalid
 from regdesk.roles.models import Role, UserRole
+from regdesk.transfer.existing import roles as roles_table
+from regdesk.transfer.records import text
 
 ROLES = Role.__table__
 
@@ -80,3 +83,103 @@ def remove_role(session: Session, actor: Actor, user_id: int, role: Row[Any]) ->
             target_id=user_id,
             details={"role": role.name},
         )
+
+
+# --- the admin area: roles themselves ---------------------------------------------------------
+
+# The import's rule for a role's name (transfer/validation.py), so both refuse the same input.
+_NAME = text(roles_table.c.name, nonempty=True)
+
+
+def all_roles(session: Session) -> list[Role]:
+    """Every role, by name (roles are few: a page shows them all)."""
+    return list(session.scalars(select(Role).order_by(Role.name)))
+
+
+def holder_counts(session: Session) -> dict[int, int]:
+    """How many users hold each role (read off the user_roles index, grouped)."""
+    counts = select(UserRole.role_id, func.count()).group_by(UserRole.role_id)
+    return {row[0]: row[1] for row in session.execute(counts)}
+
+
+def holder_count(session: Session, role_id: int) -> int:
+    count = select(func.count()).select_from(UserRole).where(UserRole.role_id == role_id)
+    return session.scalar(count) or 0
+
+
+def _checked_name(session: Session, name: str, role_id: int | None) -> str:
+    try:
+        checked: str = _NAME(name.strip())
+    except ValueError as exc:
+        raise Invalid({"name": str(exc)}) from None
+    # Names are unique; compared whatever their case, so "staff" is not a second "Staff".
+    holder = session.scalar(select(Role.id).where(func.lower(Role.name) == func.lower(checked)))
+    if holder is not None and holder != role_id:
+        raise Invalid({"name": f"there is already a role named {checked!r}"})
+    return checked
+
+
+def create_role(session: Session, actor: Actor, name: str, *, staff: bool) -> Role:
+    role = Role(name=_checked_name(session, name, None), staff=staff)
+    session.add(role)
+    session.flush()
+    record_event(
+        session,
+        actor,
+        "role.created",
+        target_type="role",
+        target_id=role.id,
+        details={"name": role.name, "staff": staff},
+    )
+    return role
+
+
+def update_role(
+    session: Session,
+    actor: Actor,
+    role: Role,
+    *,
+    name: str | None = None,
+    staff: bool | None = None,
+) -> list[str]:
+    """Renames the role and sets its staff flag (None: left alone); returns what changed.
+
+    Holders of a staff role are `isStaff` in the volunteer records: the documents follow
+    (the database's triggers queue every volunteer holding the role)."""
+    changed: list[str] = []
+    if name is not None:
+        new_name = _checked_name(session, name, role.id)
+        if new_name != role.name:
+            role.name = new_name
+            changed.append("name")
+    if staff is not None and staff != role.staff:
+        role.staff = staff
+        changed.append("staff")
+    if changed:
+        record_event(
+            session,
+            actor,
+            "role.updated",
+            target_type="role",
+            target_id=role.id,
+            details={"fields": changed, "name": role.name, "staff": role.staff},
+        )
+        session.flush()
+    return changed
+
+
+def delete_role(session: Session, actor: Actor, role: Role) -> int:
+    """The role goes, and every holder loses it; returns how many held it."""
+    result = session.execute(delete(UserRole).where(UserRole.role_id == role.id))
+    holders = int(cast(CursorResult[Any], result).rowcount or 0)
+    record_event(
+        session,
+        actor,
+        "role.deleted",
+        target_type="role",
+        target_id=role.id,
+        details={"name": role.name, "staff": role.staff, "holders": holders},
+    )
+    session.delete(role)
+    session.flush()
+    return holders

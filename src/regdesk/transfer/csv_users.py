@@ -17,6 +17,7 @@ Any subset may appear, in any order.
 from __future__ import annotations
 
 import csv
+import io
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +43,11 @@ def read_users_csv(path: Path) -> SourcedDocument:
         raise ImportRejected([(str(path), "is not UTF-8 text")]) from None
     except OSError as exc:
         raise ImportRejected([(str(path), f"cannot be read: {exc}")]) from None
+
+
+def parse_users_csv(content: str) -> SourcedDocument:
+    """The same, from text already read (an uploaded file)."""
+    return _read(csv.reader(io.StringIO(content, newline="")))
 
 
 def _read(reader: Any) -> SourcedDocument:

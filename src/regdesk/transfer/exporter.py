@@ -11,6 +11,7 @@ past events stay in the database. Without a current event there is no `event` se
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
 from typing import Any
 
@@ -48,6 +49,11 @@ PLAIN_USER_FIELDS = (
     "phone",
     "verified",
 )
+
+
+def document_text(document: dict[str, Any]) -> str:
+    """The document as `regdesk export` writes it (and the admin page's download)."""
+    return json.dumps(document, ensure_ascii=False, indent=2) + "\n"
 
 
 def export_document(engine: Engine) -> dict[str, Any]:

@@ -44,17 +44,25 @@ from typing import Any
 
 from sqlalchemy import Engine
 from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
 
 from regdesk.audit.service import Actor, record_event
 from regdesk.db import refresh_statistics, utcnow, write_session
 from regdesk.security import hash_password, verify_password
-from regdesk.transfer.csv_users import read_users_csv
+from regdesk.transfer.csv_users import parse_users_csv, read_users_csv
 from regdesk.transfer.document import ImportRejected
 from regdesk.transfer.existing import Existing, load_existing
 from regdesk.transfer.validation import Plan, UserRecord, validate
 from regdesk.transfer.writer import Outcome, Tally, write_plan
 
-__all__ = ["ImportRejected", "ImportResult", "import_document", "read_document"]
+__all__ = [
+    "ImportRejected",
+    "ImportResult",
+    "import_document",
+    "import_into",
+    "read_document",
+    "read_uploaded_document",
+]
 
 # argon2 is slow by design and releases the GIL: hash a few passwords at a time.
 HASHING_THREADS = 4
@@ -92,6 +100,21 @@ def read_document(path: Path) -> dict[str, Any]:
         content = path.read_text(encoding="utf-8-sig")
     except (OSError, UnicodeDecodeError) as exc:
         raise ImportRejected([(str(path), f"cannot be read: {exc}")]) from None
+    return parse_json_document(content)
+
+
+def read_uploaded_document(data: bytes, filename: str) -> dict[str, Any]:
+    """A file sent from the admin page: a `.csv` of users by its name, else a JSON document."""
+    try:
+        content = data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise ImportRejected([(filename, "is not UTF-8 text")]) from None
+    if filename.lower().endswith(".csv"):
+        return parse_users_csv(content)
+    return parse_json_document(content)
+
+
+def parse_json_document(content: str) -> dict[str, Any]:
     try:
         document = json.loads(content, parse_constant=_no_constant)
     except json.JSONDecodeError as exc:
@@ -114,17 +137,33 @@ def import_document(
     """Checks the whole document, then writes it in one transaction (or raises ImportRejected)."""
     try:
         with write_session(engine) as session:
+            result = import_into(session, document, actor=actor, phone_region=phone_region)
+    except IntegrityError as exc:
+        raise ImportRejected([("document", _raced(exc))]) from None
+    refresh_statistics(engine)
+    return result
+
+
+def import_into(
+    session: Session, document: dict[str, Any], *, actor: Actor, phone_region: str
+) -> ImportResult:
+    """The same in the caller's transaction (an admin page's), within a savepoint: a refused
+    document leaves that transaction as it found it. Then call `refresh_statistics`."""
+    try:
+        with session.begin_nested():
             existing = load_existing(session.connection())
             plan = validate(document, existing, phone_region)
             _hash_passwords(plan, existing)
             outcome = write_plan(session, plan, existing, utcnow())
             record_event(session, actor, "data.imported", details=_counts(outcome))
     except IntegrityError as exc:
-        # Only a write racing this import gets here: validation saw the rows it loaded.
-        message = f"conflicts with a change made during the import, try again ({exc.orig})"
-        raise ImportRejected([("document", message)]) from None
-    refresh_statistics(engine)
+        raise ImportRejected([("document", _raced(exc))]) from None
     return _result(plan, outcome)
+
+
+def _raced(error: IntegrityError) -> str:
+    # Only a write racing this import gets here: validation saw the rows it loaded.
+    return f"conflicts with a change made during the import, try again ({error.orig})"
 
 
 def _hash_passwords(plan: Plan, existing: Existing) -> None:

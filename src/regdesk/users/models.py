@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from sqlalchemy import Boolean, Date, ForeignKey, Index, Integer, String, func
+from sqlalchemy import Boolean, Date, ForeignKey, Index, Integer, String, func, literal_column
 from sqlalchemy.orm import Mapped, mapped_column
 
 from regdesk.db import Base, UTCDateTime, utcnow
@@ -16,6 +16,11 @@ class User(Base):
         # Usernames and e-mails are unique whatever their case (decisions.md, Identifiers).
         Index("uq_users_username_lower", func.lower("username"), unique=True),
         Index("uq_users_email_lower", func.lower("email"), unique=True),
+        # The admin area's user search finds names by prefix (regdesk.users.service).
+        *(
+            Index(f"ix_users_{name}_lower", func.lower(literal_column(name)))
+            for name in ("first_name", "last_name", "preferred_name")
+        ),
     )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)

@@ -1,27 +1,50 @@
-"""Creating and finding users (the organizer's `regdesk users create`)."""
+"""Creating, finding and changing users (`regdesk users create`, the API, the admin area)."""
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Connection, Row, func, insert, select
+from sqlalchemy import (
+    ColumnElement,
+    Connection,
+    Row,
+    and_,
+    delete,
+    exists,
+    func,
+    insert,
+    or_,
+    select,
+    union,
+)
 from sqlalchemy.orm import Session
 
+from regdesk.audit.models import AuditEvent
 from regdesk.audit.service import Actor, record_event
-from regdesk.db import ID_MAX, LoopReads, Query
+from regdesk.db import ID_MAX, LoopReads, Query, utcnow
 from regdesk.departments.models import DepartmentLead
 from regdesk.documents.reading import complete
 from regdesk.events.models import Event
 from regdesk.formats import as_json
+from regdesk.invalid import Invalid
 from regdesk.roles.models import Role, RoleScope, UserRole
 from regdesk.security import hash_password
-from regdesk.users.fields import check_username, normalize_email
+from regdesk.transfer.existing import users as users_table
+from regdesk.transfer.records import PASSWORD_MAX, Parser, boolean, text
+from regdesk.users.fields import (
+    check_username,
+    normalize_country,
+    normalize_email,
+    normalize_phone,
+)
 from regdesk.users.models import User, UserPermission
-from regdesk.users.permissions import check_permission
-from regdesk.users.schemas import render_user
+from regdesk.users.permissions import ADMIN, check_permission
+from regdesk.users.schemas import ADDRESS_FIELDS, render_user
 from regdesk.volunteers.models import Volunteer
+from regdesk.web.sessions import end_sessions_of
 
 
 class UserError(ValueError):
@@ -41,6 +64,8 @@ class NewUser:
 
 def find_by_login(session: Session, login: str) -> User | None:
     """The user whose username or e-mail is `login`, whatever its case."""
+    if "\x00" in login:  # in no one's name, and PostgreSQL cannot even compare it
+        return None
     column = User.email if "@" in login else User.username
     # Lowered by the database on both sides, as the unique indexes are (SQLite folds ASCII only).
     return session.scalars(select(User).where(func.lower(column) == func.lower(login))).first()
@@ -219,6 +244,16 @@ def user_documents(bind: Bind, ids: Iterable[int]) -> dict[int, str]:
     return rendered
 
 
+def current_volunteer_id(session: Bind, user_id: int) -> int | None:
+    """The id of the user's volunteer application to the current event, if they made one."""
+    found: int | None = session.scalar(
+        select(Volunteer.id)
+        .join(Event, Event.id == Volunteer.event_id)
+        .where(Volunteer.user_id == user_id, Event.is_current.is_(True))
+    )
+    return found
+
+
 def current_user_facts(session: Bind, user_id: int) -> dict[str, Any]:
     """What the current-user record (api.md 2.4) adds to the user's own columns."""
     roles = [
@@ -230,11 +265,7 @@ def current_user_facts(session: Bind, user_id: int) -> dict[str, Any]:
             .order_by(Role.id)
         )
     ]
-    is_volunteer = session.scalar(
-        select(Volunteer.id)
-        .join(Event, Event.id == Volunteer.event_id)
-        .where(Volunteer.user_id == user_id, Event.is_current.is_(True))
-    )
+    is_volunteer = current_volunteer_id(session, user_id)
     is_lead = session.scalar(
         select(DepartmentLead.department_id).where(DepartmentLead.user_id == user_id).limit(1)
     )
@@ -244,3 +275,260 @@ def current_user_facts(session: Bind, user_id: int) -> dict[str, Any]:
         "is_volunteer": is_volunteer is not None,
         "is_department_lead": is_lead is not None,
     }
+
+
+# --- the admin area: finding users, and an administrator's changes --------------------------
+
+ADMIN_PAGE = 50
+_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+
+
+def _starts_with(column: Any, prefix: str) -> ColumnElement[bool]:
+    """lower(column) starts with `prefix`, as a range that the lower(column) index serves.
+
+    Both sides are lowered by the database, as the indexes are (SQLite folds ASCII only); the
+    range's end is the prefix with its last letter moved one on, and the substr() term drops
+    anything a linguistic collation sorts into the range without starting with the prefix.
+    """
+    prefix = prefix.translate(_ASCII_LOWER)
+    upper = prefix[:-1] + chr(ord(prefix[-1]) + 1)
+    lowered, start = func.lower(column), func.lower(prefix)
+    return and_(
+        lowered >= start,
+        lowered < func.lower(upper),
+        func.substr(lowered, 1, func.length(start)) == start,
+    )
+
+
+def find_users(
+    session: Session,
+    typed: str,
+    after_id: int,
+    limit: int = ADMIN_PAGE,
+    *,
+    role_id: int | None = None,
+) -> tuple[list[User], int | None]:
+    """Users matching what an administrator typed (and holding `role_id`, if given), in id
+    order after `after_id`, and the id to continue after when more follow.
+
+    Every branch is an index lookup (no scan of the users table, whatever its size): an
+    e-mail address matches exactly; otherwise the start of a username, first, last or
+    preferred name, "first last" both names, and a number the user's id.
+    """
+    words = typed.split()
+    if not words:
+        conditions: list[ColumnElement[bool]] = [User.id > 0]
+    elif "@" in typed:
+        conditions = [func.lower(User.email) == func.lower(typed.strip())]
+    else:
+        phrase = " ".join(words)
+        conditions = [
+            _starts_with(User.username, phrase),
+            _starts_with(User.first_name, phrase),
+            _starts_with(User.last_name, phrase),
+            _starts_with(User.preferred_name, phrase),
+        ]
+        if len(words) == 2:
+            conditions.append(
+                and_(
+                    _starts_with(User.first_name, words[0]), _starts_with(User.last_name, words[1])
+                )
+            )
+        if phrase.isascii() and phrase.isdigit() and int(phrase) <= ID_MAX:
+            conditions.append(User.id == int(phrase))
+    if role_id is not None and not words:
+        # The role's holders in user order: ix_user_roles_role_id_user_id, read in order.
+        branches = [
+            select(UserRole.user_id.label("id")).where(
+                UserRole.role_id == role_id, UserRole.user_id > after_id
+            )
+        ]
+    else:
+        holds_role = (
+            [exists().where(UserRole.user_id == User.id, UserRole.role_id == role_id)]
+            if role_id is not None
+            else []
+        )
+        branches = [
+            select(User.id).where(condition, User.id > after_id, *holds_role)
+            for condition in conditions
+        ]
+    matched = union(*branches).subquery() if len(branches) > 1 else branches[0].subquery()
+    ids = list(session.scalars(select(matched.c.id).order_by(matched.c.id).limit(limit + 1)))
+    page = ids[:limit]
+    found = {u.id: u for u in session.scalars(select(User).where(User.id.in_(page)))}
+    return [found[i] for i in page], (page[-1] if len(ids) > limit else None)
+
+
+def recent_events(session: Session, user_id: int, limit: int = 20) -> list[AuditEvent]:
+    """The newest audit events about this user or done by them."""
+    return list(
+        session.scalars(
+            select(AuditEvent)
+            .where(
+                or_(
+                    and_(AuditEvent.target_type == "user", AuditEvent.target_id == str(user_id)),
+                    AuditEvent.actor_user_id == user_id,
+                )
+            )
+            .order_by(AuditEvent.id.desc())
+            .limit(limit)
+        )
+    )
+
+
+# Fields of api.md 2.2 an administrator may change: API name -> (column, parser, nullable).
+# The parsers are the import's (transfer/records.py, users/fields.py), so both refuse alike.
+_EDITABLE: dict[str, tuple[str, Parser, bool]] = {
+    "username": ("username", text(users_table.c.username, normalize=check_username), False),
+    "email": ("email", text(users_table.c.email, normalize=normalize_email), False),
+    "firstName": ("first_name", text(users_table.c.first_name, nonempty=True), False),
+    "lastName": ("last_name", text(users_table.c.last_name, nonempty=True), False),
+    "preferredName": ("preferred_name", text(users_table.c.preferred_name), True),
+    "verified": ("verified", boolean, False),
+    **{
+        name: (column, text(users_table.c[column]), True)
+        for name, column in ADDRESS_FIELDS
+        if name != "addressCountry"
+    },
+    "addressCountry": (
+        "address_country",
+        text(users_table.c.address_country, normalize=normalize_country),
+        True,
+    ),
+}
+EDITABLE_FIELDS = (*_EDITABLE, "phone")
+
+
+def update_user(
+    session: Session, actor: Actor, user: User, changes: dict[str, Any], phone_region: str
+) -> list[str]:
+    """Sets the fields given (API names, see EDITABLE_FIELDS; None empties a nullable one).
+
+    Raises Invalid naming every bad field; returns the names of the fields that changed.
+    """
+    errors: dict[str, str] = {}
+    values: dict[str, Any] = {}
+    for name, value in changes.items():
+        if name not in EDITABLE_FIELDS:
+            raise ValueError(f"{name!r} is not a field an administrator edits")
+        column, parse, nullable = _EDITABLE.get(name, ("phone", None, True))
+        if value is None:
+            if nullable:
+                values[column] = None
+            else:
+                errors[name] = "may not be empty"
+        elif parse is not None:
+            try:
+                values[column] = parse(value)
+            except ValueError as exc:
+                errors[name] = str(exc)
+    if changes.get("phone") is not None:
+        # A national number is read in the user's country (as the import does).
+        country = values.get("address_country", user.address_country) or phone_region
+        try:
+            values["phone"] = normalize_phone(changes["phone"], country)
+        except ValueError as exc:
+            errors["phone"] = str(exc)
+    for name, column in (("username", "username"), ("email", "email")):
+        if values.get(column) is not None:
+            holder = find_by_login(session, values[column])
+            if holder is not None and holder.id != user.id:
+                errors[name] = f"{values[column]!r} belongs to another user"
+    if errors:
+        raise Invalid(errors)
+    changed = [
+        name
+        for name in EDITABLE_FIELDS
+        if name in changes and getattr(user, _column(name)) != values[_column(name)]
+    ]
+    if not changed:
+        return []
+    for name in changed:
+        setattr(user, _column(name), values[_column(name)])
+    user.updated_at = utcnow()
+    record_event(
+        session,
+        actor,
+        "user.updated",
+        target_type="user",
+        target_id=user.id,
+        details={"fields": changed},
+    )
+    session.flush()
+    return changed
+
+
+def _column(name: str) -> str:
+    return _EDITABLE[name][0] if name in _EDITABLE else name
+
+
+def set_permissions(
+    session: Session, actor: Actor, user_id: int, names: Iterable[str]
+) -> tuple[list[str], list[str]]:
+    """The user holds exactly these permissions afterwards: returns (granted, revoked).
+
+    An administrator cannot take `admin` from themselves: the area would lock them out, and
+    perhaps everyone.
+    """
+    try:
+        wanted = {check_permission(name) for name in names}
+    except ValueError as exc:
+        raise Invalid({"permissions": str(exc)}) from None
+    held = set(permissions_of(session, user_id))
+    granted, revoked = sorted(wanted - held), sorted(held - wanted)
+    if ADMIN in revoked and actor.user_id == user_id:
+        raise Invalid(
+            {
+                "permissions": "you cannot take the admin permission from yourself; ask another"
+                " administrator"
+            }
+        )
+    if revoked:
+        session.execute(
+            delete(UserPermission).where(
+                UserPermission.user_id == user_id, UserPermission.name.in_(revoked)
+            )
+        )
+    if granted:
+        session.execute(insert(UserPermission), [{"user_id": user_id, "name": n} for n in granted])
+    if granted or revoked:
+        record_event(
+            session,
+            actor,
+            "user.permissions_changed",
+            target_type="user",
+            target_id=user_id,
+            details={"granted": granted, "revoked": revoked},
+        )
+    return granted, revoked
+
+
+PASSWORD_MIN = 8
+# Read aloud at a desk or copied from a screen: lower case, and no 0, 1 or l to mistake.
+_PASSWORD_ALPHABET = "23456789abcdefghijkmnopqrstuvwxyz"
+
+
+def generated_password() -> str:
+    """Four groups of four (about 80 bits), such as `k7qm-x3vd-9hwa-t2np`."""
+    return "-".join("".join(secrets.choice(_PASSWORD_ALPHABET) for _ in range(4)) for _ in range(4))
+
+
+def reset_password(session: Session, actor: Actor, user: User, password: str | None) -> str:
+    """Sets `password`, or a generated one when None, and returns it; every web session of the
+    user ends. The audit event says whether it was generated, never what it is."""
+    if password is not None and not PASSWORD_MIN <= len(password) <= PASSWORD_MAX:
+        raise Invalid({"password": f"must be {PASSWORD_MIN} to {PASSWORD_MAX} characters"})
+    new = password if password is not None else generated_password()
+    user.password_hash = hash_password(new)
+    ended = end_sessions_of(session, user.id)
+    record_event(
+        session,
+        actor,
+        "user.password_reset",
+        target_type="user",
+        target_id=user.id,
+        details={"generated": password is None, "sessions_ended": ended},
+    )
+    session.flush()
+    return new

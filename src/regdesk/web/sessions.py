@@ -89,6 +89,12 @@ def end_session(db: Session, session_id: str | None) -> int | None:
     return user_id
 
 
+def end_sessions_of(db: Session, user_id: int) -> int:
+    """Every session of this user ends (their password was reset): how many there were."""
+    result = db.execute(delete(WebSession).where(WebSession.user_id == user_id))
+    return int(getattr(result, "rowcount", 0) or 0)
+
+
 def purge_sessions(db: Session) -> int:
     """Delete every session that has died (for a periodic clean-up such as `tokens purge`)."""
     result = db.execute(delete(WebSession).where(_dead(utcnow())))

@@ -7,16 +7,21 @@ say) always finds what this one wrote.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Annotated
 from urllib.parse import urlencode
 
 from fastapi import Depends, Request, Response
 from fastapi.responses import RedirectResponse
+from sqlalchemy.orm import Session
 
 from regdesk.audit.service import Actor
+from regdesk.departments.service import led_department_ids
 from regdesk.deps import WriteSession
 from regdesk.users.models import User
+from regdesk.users.permissions import ADMIN
+from regdesk.users.service import permissions_of
 from regdesk.web import csrf
 from regdesk.web.pages import render
 from regdesk.web.sessions import COOKIE_NAME, find_session
@@ -26,16 +31,35 @@ PageDb = WriteSession  # a page's one transaction, committed before the response
 
 @dataclass(frozen=True)
 class Visitor:
-    """A signed-in visitor: their session, who they are, and the token their forms carry."""
+    """A signed-in visitor: their session, who they are, and the token their forms carry.
+
+    Their organizer rights (`is_admin`, `led_departments`) are read from the page's session
+    the first time something asks (the header's Admin link, an admin page's guard), then kept
+    for the rest of the request.
+    """
 
     session_id: str
     user: User
     csrf_token: str
     ip_address: str | None
+    db: Session = field(repr=False, compare=False)
 
     @property
     def actor(self) -> Actor:
         return Actor(label=f"user:{self.user.id}", user_id=self.user.id, ip_address=self.ip_address)
+
+    @cached_property
+    def is_admin(self) -> bool:
+        return ADMIN in permissions_of(self.db, self.user.id)
+
+    @cached_property
+    def led_departments(self) -> frozenset[int]:
+        return led_department_ids(self.db, self.user.id)
+
+    @property
+    def is_organizer(self) -> bool:
+        """May use the admin area: holds `admin`, or leads a department."""
+        return self.is_admin or bool(self.led_departments)
 
 
 def client_address(request: Request) -> str | None:
@@ -54,6 +78,7 @@ def _visitor(request: Request, db: PageDb) -> Visitor | None:
         user,
         csrf.session_token(request, live.session_id),
         client_address(request),
+        db,
     )
 
 
