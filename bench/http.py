@@ -17,8 +17,11 @@ import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 from urllib.parse import quote
 
 import httpx
@@ -56,7 +59,40 @@ class Run:
     p99_ms: float
 
 
-def _free_port() -> int:
+# --- a database and a server (bench/soak.py uses these too) ----------------------------------
+
+
+def databases() -> list[str]:
+    """SQLite, and PostgreSQL when REGDESK_TEST_POSTGRES_URL is set; BENCH_ONLY (sqlite or
+    postgresql) keeps that one alone."""
+    only = os.environ.get("BENCH_ONLY")
+    found = ["sqlite"] + (["postgresql"] if os.environ.get("REGDESK_TEST_POSTGRES_URL") else [])
+    return [name for name in found if only in (None, "", name)]
+
+
+@contextmanager
+def scratch_database(label: str, prefix: str) -> Iterator[str]:
+    """The URL of an empty database on `label` (sqlite; postgresql: a schema of its own on
+    REGDESK_TEST_POSTGRES_URL, reached through the URL's search_path), dropped afterwards."""
+    if label == "sqlite":
+        with tempfile.TemporaryDirectory() as folder:
+            yield f"sqlite:///{folder}/{prefix}.sqlite3"
+        return
+    base = os.environ["REGDESK_TEST_POSTGRES_URL"]
+    schema = f"{prefix}_{uuid.uuid4().hex[:12]}"
+    admin = make_engine(base)
+    with admin.begin() as connection:
+        connection.execute(text(f'CREATE SCHEMA "{schema}"'))
+    try:
+        separator = "&" if "?" in base else "?"
+        yield f"{base}{separator}options={quote(f'-csearch_path={schema}')}"
+    finally:
+        with admin.begin() as connection:
+            connection.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
+        admin.dispose()
+
+
+def free_port() -> int:
     import socket
 
     with socket.socket() as probe:
@@ -75,6 +111,29 @@ def _wait_healthy(base: str, process: subprocess.Popen[bytes]) -> None:
             pass
         time.sleep(0.1)
     raise RuntimeError(f"{base} did not come up")
+
+
+@contextmanager
+def serving(
+    env: dict[str, str], port: int, output: IO[bytes] | None = None
+) -> Iterator[subprocess.Popen[bytes]]:
+    """One `regdesk serve` worker on loopback, healthy, stopped when the block ends. `output`:
+    where its stdout and stderr (the access log) go; by default nowhere."""
+    server = subprocess.Popen(
+        [str(REGDESK), "serve", "--host", "127.0.0.1", "--port", str(port)],
+        env=env,
+        stdout=output or subprocess.DEVNULL,
+        stderr=output or subprocess.DEVNULL,
+    )
+    try:
+        _wait_healthy(f"http://127.0.0.1:{port}", server)
+        yield server
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+
+
+# --- the benchmark -------------------------------------------------------------------------
 
 
 def _wrk(url: str, endpoint: Endpoint, headers: dict[str, str], folder: Path) -> Run:
@@ -221,90 +280,78 @@ def bench_database(database_url: str, label: str) -> dict[str, object]:
     )
     demo_seconds = time.perf_counter() - started
     credentials = _credentials(database_url)
-    port, ceiling_port = _free_port(), _free_port()
+    port, ceiling_port = free_port(), free_port()
     base, ceiling = f"http://127.0.0.1:{port}", f"http://127.0.0.1:{ceiling_port}"
-    server = subprocess.Popen(
-        [str(REGDESK), "serve", "--port", str(port)],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
     results: dict[str, object] = {"demo_load_seconds": round(demo_seconds, 1)}
-    with tempfile.TemporaryDirectory() as scratch:
+    with tempfile.TemporaryDirectory() as scratch, serving(env, port) as server:
         folder = Path(scratch)
+        endpoints = _endpoints(base, credentials)
+        recorded = {}
+        for endpoint in endpoints:
+            headers = {"Authorization": credentials[endpoint.auth]}
+            answer = httpx.request(
+                endpoint.method,
+                base + endpoint.path,
+                headers={**headers, "Content-Type": endpoint.content_type},
+                content=endpoint.body,
+            )
+            answer.raise_for_status()
+            recorded[f"{endpoint.method} {endpoint.path}"] = [
+                answer.status_code,
+                answer.headers["content-type"],
+                answer.text,
+            ]
+        (folder / "ceiling.json").write_text(json.dumps(recorded))
+        ceiling_server = subprocess.Popen(
+            [
+                str(UVICORN),
+                "bench.ceiling:app",
+                "--port",
+                str(ceiling_port),
+                "--log-level",
+                "warning",
+                "--no-access-log",
+            ],
+            env={**env, "BENCH_CEILING_FILE": str(folder / "ceiling.json")},
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         try:
-            _wait_healthy(base, server)
-            endpoints = _endpoints(base, credentials)
-            recorded = {}
+            time.sleep(1.5)
             for endpoint in endpoints:
                 headers = {"Authorization": credentials[endpoint.auth]}
-                answer = httpx.request(
-                    endpoint.method,
-                    base + endpoint.path,
-                    headers={**headers, "Content-Type": endpoint.content_type},
-                    content=endpoint.body,
+                real, top = [], []
+                for _ in range(ROUNDS):  # interleaved, so noise hits both alike
+                    top.append(_wrk(ceiling, endpoint, headers, folder))
+                    real.append(_wrk(base, endpoint, headers, folder))
+                best, best_top = (
+                    max(real, key=lambda r: r.requests_per_second),
+                    max(top, key=lambda r: r.requests_per_second),
                 )
-                answer.raise_for_status()
-                recorded[f"{endpoint.method} {endpoint.path}"] = [
-                    answer.status_code,
-                    answer.headers["content-type"],
-                    answer.text,
-                ]
-            (folder / "ceiling.json").write_text(json.dumps(recorded))
-            ceiling_server = subprocess.Popen(
-                [
-                    str(UVICORN),
-                    "bench.ceiling:app",
-                    "--port",
-                    str(ceiling_port),
-                    "--log-level",
-                    "warning",
-                    "--no-access-log",
-                ],
-                env={**env, "BENCH_CEILING_FILE": str(folder / "ceiling.json")},
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-            )
-            try:
-                time.sleep(1.5)
-                for endpoint in endpoints:
-                    headers = {"Authorization": credentials[endpoint.auth]}
-                    real, top = [], []
-                    for _ in range(ROUNDS):  # interleaved, so noise hits both alike
-                        top.append(_wrk(ceiling, endpoint, headers, folder))
-                        real.append(_wrk(base, endpoint, headers, folder))
-                    best, best_top = (
-                        max(real, key=lambda r: r.requests_per_second),
-                        max(top, key=lambda r: r.requests_per_second),
-                    )
-                    results[endpoint.name] = {
-                        "requests_per_second": round(best.requests_per_second),
-                        "p50_ms": round(best.p50_ms, 2),
-                        "p99_ms": round(best.p99_ms, 2),
-                        "ceiling_requests_per_second": round(best_top.requests_per_second),
-                        "ratio_to_ceiling": round(
-                            best.requests_per_second / best_top.requests_per_second, 3
-                        ),
-                    }
-                    print(
-                        f"  {label:<10} {endpoint.name:<30} {best.requests_per_second:>8.0f} req/s"
-                        f"  p50 {best.p50_ms:6.2f} ms  p99 {best.p99_ms:7.2f} ms"
-                        f"  ceiling {best_top.requests_per_second:>7.0f}"
-                        f"  ratio {results[endpoint.name]['ratio_to_ceiling']:.3f}",
-                        flush=True,
-                    )  # type: ignore[index]
-            finally:
-                ceiling_server.terminate()
-                ceiling_server.wait(timeout=10)
-            results["server_peak_rss_mb"] = round(_peak_rss_mb(server.pid), 1)
-            print(
-                f"  {label:<10} server peak memory {results['server_peak_rss_mb']} MB,"
-                f" demo load {results['demo_load_seconds']} s",
-                flush=True,
-            )
+                ratio = round(best.requests_per_second / best_top.requests_per_second, 3)
+                results[endpoint.name] = {
+                    "requests_per_second": round(best.requests_per_second),
+                    "p50_ms": round(best.p50_ms, 2),
+                    "p99_ms": round(best.p99_ms, 2),
+                    "ceiling_requests_per_second": round(best_top.requests_per_second),
+                    "ratio_to_ceiling": ratio,
+                }
+                print(
+                    f"  {label:<10} {endpoint.name:<30} {best.requests_per_second:>8.0f} req/s"
+                    f"  p50 {best.p50_ms:6.2f} ms  p99 {best.p99_ms:7.2f} ms"
+                    f"  ceiling {best_top.requests_per_second:>7.0f}"
+                    f"  ratio {ratio:.3f}",
+                    flush=True,
+                )
         finally:
-            server.terminate()
-            server.wait(timeout=10)
+            ceiling_server.terminate()
+            ceiling_server.wait(timeout=10)
+        results["server_peak_rss_mb"] = round(_peak_rss_mb(server.pid), 1)
+        print(
+            f"  {label:<10} server peak memory {results['server_peak_rss_mb']} MB,"
+            f" demo load {results['demo_load_seconds']} s",
+            flush=True,
+        )
     return results
 
 
@@ -319,22 +366,7 @@ def run() -> dict[str, object]:
         "volunteers": VOLUNTEERS,
         "connections": CONNECTIONS,
     }
-    only = os.environ.get("BENCH_ONLY")  # sqlite or postgresql: that database alone
-    if only in (None, "", "sqlite"):
-        with tempfile.TemporaryDirectory() as folder:
-            results["sqlite"] = bench_database(f"sqlite:///{folder}/bench.sqlite3", "sqlite")
-    base = os.environ.get("REGDESK_TEST_POSTGRES_URL")
-    if base and only in (None, "", "postgresql"):
-        schema = f"bench_{uuid.uuid4().hex[:12]}"
-        admin = make_engine(base)
-        with admin.begin() as connection:
-            connection.execute(text(f'CREATE SCHEMA "{schema}"'))
-        try:
-            separator = "&" if "?" in base else "?"
-            url = f"{base}{separator}options={quote(f'-csearch_path={schema}')}"
-            results["postgresql"] = bench_database(url, "postgresql")
-        finally:
-            with admin.begin() as connection:
-                connection.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
-            admin.dispose()
+    for label in databases():
+        with scratch_database(label, "bench") as url:
+            results[label] = bench_database(url, label)
     return results
