@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: install run test lint format bench clean
+.PHONY: install run test fuzz lint format bench soak clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -24,6 +24,13 @@ run: install
 test: lint
 	$(BIN)/pytest -n 2 --dist loadfile
 
+## Fuzz the API from its own /openapi.json, longer than `make test` does (tests/fuzz): a new
+## seed each run unless REGDESK_FUZZ_SEED is set; inputs tried go to build/fuzz.json
+fuzz: install
+	REGDESK_FUZZ_EXAMPLES=$${REGDESK_FUZZ_EXAMPLES:-500} \
+	REGDESK_FUZZ_SEED=$${REGDESK_FUZZ_SEED:-$$(date +%s)} \
+	$(BIN)/pytest tests/fuzz
+
 lint: install
 	$(BIN)/ruff check src tests bench
 	$(BIN)/ruff format --check src tests bench
@@ -37,6 +44,11 @@ format: install
 bench: install
 	command -v wrk >/dev/null || (apt-get update -qq && apt-get install -y -qq wrk)
 	$(BIN)/python -m bench
+
+## Soak: SOAK_SECONDS (180) of mixed traffic per database against one server; fails if a request
+## was lost or duplicated, a refresh chain broke, a 5xx came or memory grew. build/soak.json
+soak: install
+	$(BIN)/python -m bench.soak
 
 clean:
 	rm -rf build .pytest_cache .mypy_cache .ruff_cache

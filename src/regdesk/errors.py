@@ -19,7 +19,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from fastapi.routing import iter_route_contexts
-from pydantic import BaseModel, create_model
+from pydantic import BaseModel, ConfigDict, create_model
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 log = logging.getLogger("regdesk.errors")
@@ -281,6 +281,15 @@ class _ServerDetail(BaseModel):
     hash: str
 
 
+class OAuthErrorBody(BaseModel):
+    """RFC 6749 5.2: how the token, revocation and introspection endpoints refuse."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    error: str
+    error_description: str
+
+
 def _envelope(name: str, category: str, detail: type[BaseModel]) -> type[BaseModel]:
     inner = create_model(f"{name}Errors", **{category: (detail, ...)})  # type: ignore[call-overload]
     model: type[BaseModel] = create_model(name, errors=(inner, ...))
@@ -309,6 +318,11 @@ ENVELOPES: dict[int, tuple[str, type[BaseModel]]] = {
         "Server error; `hash` identifies it in the server's log.",
         _envelope("ServerError", "server", _ServerDetail),
     ),
+    503: (
+        "The database cannot be reached for now (restarting, or busy): try again after "
+        "`Retry-After` seconds; `hash` identifies it in the server's log.",
+        _envelope("UnavailableError", "server", _ServerDetail),
+    ),
 }
 
 
@@ -320,5 +334,5 @@ def api_responses(*codes: int) -> dict[int | str, dict[str, Any]]:
     rate_limited = (429,) if 401 in codes else ()
     return {
         code: {"description": ENVELOPES[code][0], "model": ENVELOPES[code][1]}
-        for code in (*codes, *rate_limited, 500)
+        for code in (*codes, *rate_limited, 500, 503)
     }

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Annotated, Any, TypeVar
 
 from fastapi import Depends, Request
@@ -63,10 +64,15 @@ def json_body(model: type[M]) -> Any:
             raise ValidationFailed("The body is too large.", {"body": "At most 64 KiB."})
         try:
             document = json.loads(raw) if raw.strip() else {}
-        except (json.JSONDecodeError, UnicodeDecodeError):
+        except (ValueError, RecursionError):  # also: not UTF-8, 4300+ digits, nested too deep
             raise ValidationFailed("The body is not valid JSON.", {"body": "Not JSON."}) from None
         if not isinstance(document, dict):
             raise ValidationFailed("The body must be a JSON object.", {"body": "Not an object."})
+        unstorable = _unstorable_text(document)
+        if unstorable is not None:
+            raise ValidationFailed(
+                "The request is not valid.", {unstorable: "Text with a NUL or a lone surrogate."}
+            )
         try:
             return model.model_validate(document)
         except ValidationError as exc:
@@ -75,6 +81,31 @@ def json_body(model: type[M]) -> Any:
             ) from None
 
     return Depends(read)
+
+
+# NUL, which PostgreSQL refuses in text, and lone surrogates (`\ud800`), which are no UTF-8:
+# valid JSON escapes that no database stores, compares or echoes.
+_UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
+
+
+def _unstorable_text(document: dict[str, Any]) -> str | None:
+    """The field (dotted, as `field_errors` names them) of the first member name or string
+    holding unstorable text; None when there is none. Walked without recursion: a document as
+    deep as `json.loads` allows must not exhaust the stack here."""
+    pending: list[tuple[str, Any]] = [("", document)]
+    while pending:
+        name, value = pending.pop()
+        if isinstance(value, str):
+            if _UNSTORABLE.search(value):
+                return name or "body"
+        elif isinstance(value, dict):
+            for key, member in value.items():
+                if _UNSTORABLE.search(key):
+                    return name or "body"
+                pending.append((f"{name}.{key}" if name else key, member))
+        elif isinstance(value, list):
+            pending += [(f"{name}.{i}" if name else str(i), m) for i, m in enumerate(value)]
+    return None
 
 
 def request_body_openapi(model: type[BaseModel]) -> dict[str, Any]:

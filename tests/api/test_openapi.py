@@ -61,6 +61,25 @@ def test_token_endpoint_documents_its_form(document: dict[str, Any]) -> None:
     assert schemes["clientCredentials"]["tokenUrl"] == "/api/oauth/token"
 
 
+@pytest.mark.parametrize("path", ["/api/oauth/token", "/api/oauth/revoke", "/api/oauth/introspect"])
+def test_oauth_endpoints_document_their_refusals(document: dict[str, Any], path: str) -> None:
+    """Each answers 400, 401 (invalid_client) and 429 in RFC 6749 5.2's shape."""
+    responses = document["paths"][path]["post"]["responses"]
+    for status in ("400", "401", "429"):
+        schema = responses[status]["content"]["application/json"]["schema"]
+        assert schema == {"$ref": "#/components/schemas/OAuthErrorBody"}, (path, status)
+
+
+def test_a_405_allows_exactly_the_documented_methods(
+    client: TestClient, document: dict[str, Any]
+) -> None:
+    """RFC 9110 15.5.6: PUT and DELETE share a path; `/users/search` is not `/users/{id}`."""
+    for path, operations in document["paths"].items():
+        answer = client.options(path.replace("{id}", "1").replace("{roleId}", "1"))
+        assert answer.status_code == 405, f"{path}: {answer.text}"
+        assert answer.headers["allow"] == ", ".join(sorted(m.upper() for m in operations)), path
+
+
 def test_real_answers_fit_the_documented_schemas(
     client: TestClient, apps: Apps, engine: Engine, document: dict[str, Any]
 ) -> None:

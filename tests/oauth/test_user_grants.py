@@ -18,6 +18,7 @@ from regdesk.oauth.applications import set_suspended, update_application
 from regdesk.oauth.grants import revoke_application
 from regdesk.oauth.models import AccessToken, AuthorizationCode, Grant, RefreshToken
 from tests.conftest import Apps, bearer
+from tests.oauth.support import assert_oauth_error
 from tests.oauth.user_flow import REDIRECT, Flow, make_flow, pkce_pair
 
 
@@ -335,6 +336,16 @@ def test_revoking_an_unknown_token_is_fine_but_needs_client_auth(flow: Flow) -> 
     assert flow.client.post("/api/oauth/revoke", data={"token": "x"}, auth=auth).status_code == 200
     refused = flow.client.post("/api/oauth/revoke", data={"token": "x"}, auth=("1", "nope"))
     assert refused.status_code == 401
+
+
+def test_an_unknown_token_type_hint_is_a_400_with_its_description(flow: Flow) -> None:
+    """RFC 7009 2.2.1 and decisions.md: an RFC 6749 5.2 error, 400 (401 is for invalid_client)."""
+    auth = (flow.app.client_id, flow.app.client_secret)
+    for endpoint in ("/api/oauth/revoke", "/api/oauth/introspect"):
+        answer = flow.client.post(
+            endpoint, data={"token": "x", "token_type_hint": "id_token"}, auth=auth
+        )
+        assert_oauth_error(answer, 400, "unsupported_token_type")
 
 
 def test_introspection_for_the_tokens_own_client(flow: Flow, apps: Apps) -> None:

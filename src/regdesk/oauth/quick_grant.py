@@ -61,7 +61,10 @@ async def quick_token(
     if credentials is None:
         return None
     client_id, secrets = credentials
-    if not (client_id.isascii() and client_id.isdigit() and 0 < int(client_id) <= ID_MAX):
+    # The length first, as load_client checks it: int() refuses 4300 digits and more.
+    if not (client_id.isascii() and client_id.isdigit() and len(client_id) <= 18):
+        return None
+    if not 0 < int(client_id) <= ID_MAX:
         return None
     row = reads.first(APPLICATION, id=int(client_id))
     if row is None:

@@ -9,16 +9,17 @@ the RFC 6749 5.2 shape these endpoints always answer in (RFC 6749 names no error
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal
 
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
+from pydantic import BaseModel, ConfigDict, Field
 from starlette.concurrency import run_in_threadpool
 
 from regdesk import ratelimit
 from regdesk.db import write_session
 from regdesk.deps import IssuerDep, issuer
-from regdesk.errors import NO_STORE, OAuthError
+from regdesk.errors import NO_STORE, OAuthError, OAuthErrorBody
 from regdesk.oauth.clients import TOKEN_ENDPOINT_AUTH_METHODS, named_clients
 from regdesk.oauth.scopes import SCOPES
 from regdesk.oauth.server import RegdeskAuthorizationServer, TokenRequest
@@ -38,17 +39,40 @@ DEFAULT_DESCRIPTIONS = {
 
 # What the token, revocation and introspection endpoints answer when they refuse a request.
 OAUTH_ERRORS: dict[int | str, dict[str, Any]] = {
-    400: {"description": 'RFC 6749 5.2 error: `{"error", "error_description"}`.'},
-    401: {"description": "`invalid_client`: unknown client, wrong secret or suspended."},
+    400: {
+        "description": 'RFC 6749 5.2 error: `{"error", "error_description"}`.',
+        "model": OAuthErrorBody,
+    },
+    401: {
+        "description": "`invalid_client`: unknown client, wrong secret or suspended.",
+        "model": OAuthErrorBody,
+    },
     429: {
         "description": "`too_many_requests`: this client has made too many requests; "
-        "wait `Retry-After` seconds."
+        "wait `Retry-After` seconds.",
+        "model": OAuthErrorBody,
     },
 }
+
+
+class TokenResponse(BaseModel):
+    """api.md 4.2."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    access_token: str
+    token_type: Literal["bearer"]
+    expires_in: int = Field(description="Seconds.")
+    scope: str
+    refresh_token: str | None = Field(
+        default=None, description="Absent for client_credentials (api.md 3.2)."
+    )
+
 
 TOKEN_RESPONSES: dict[int | str, dict[str, Any]] = {
     200: {
         "description": "An access token (and, for a user's grant, a refresh token).",
+        "model": TokenResponse,
         "content": {
             "application/json": {
                 "example": {

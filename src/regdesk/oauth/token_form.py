@@ -4,6 +4,7 @@ object as some clients send, read into each field with all its values."""
 from __future__ import annotations
 
 import json
+import re
 from collections import defaultdict
 from typing import Any
 from urllib.parse import parse_qsl
@@ -11,6 +12,7 @@ from urllib.parse import parse_qsl
 from regdesk.errors import OAuthError
 
 MAX_TOKEN_BODY = 16 * 1024
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def token_fields(body: bytes, content_type: str) -> dict[str, list[str]]:
@@ -34,13 +36,15 @@ def token_fields(body: bytes, content_type: str) -> dict[str, list[str]]:
             raise OAuthError("invalid_request", f"The parameter {key!r} was sent more than once.")
         if not all(isinstance(v, str) for v in values):
             raise OAuthError("invalid_request", f"The parameter {key!r} must be a string.")
+        if any(_LONE_SURROGATE.search(v) for v in values):  # a JSON `\ud800`: no UTF-8 text
+            raise OAuthError("invalid_request", f"The parameter {key!r} is not text.")
     return fields
 
 
 def _json_fields(text: str) -> dict[str, Any]:
     try:
         document = json.loads(text or "{}")
-    except json.JSONDecodeError:
+    except (ValueError, RecursionError):  # also a number of 4300+ digits, or nested too deep
         raise OAuthError("invalid_request", "The request body is not valid JSON.") from None
     if not isinstance(document, dict):
         raise OAuthError("invalid_request", "The request body must be an object.")

@@ -1,0 +1,84 @@
+"""The security suite attacks one running service per module and database, not one per test.
+
+`database_url`, `engine`, `app` and `client` mean here what they mean in tests/conftest.py
+(a migrated database on SQLite, and on PostgreSQL when REGDESK_TEST_POSTGRES_URL is set; the
+app in-process, as an HTTPS client sees it), built with its helpers, but once per module: a
+fresh PostgreSQL schema costs most of a second and this suite tries hundreds of attacks. So
+every test makes the records it attacks (its own user, application, code) and judges only
+them, or compares the whole database before and after (support.table_rows). Each test starts
+as a new browser: no cookies.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from argon2 import PasswordHasher
+from fastapi import FastAPI
+from fastapi.testclient import TestClient
+from sqlalchemy import Engine
+
+from regdesk import security
+from regdesk.app import create_app
+from regdesk.config import load_settings
+from regdesk.db import make_engine
+from regdesk.migrations.runner import upgrade
+from tests.conftest import scratch_database_url
+
+# Rate limits are on, as in production, but high: hundreds of attacks from one address in a
+# minute are this suite's business, not the limits' (tests/test_ratelimit.py has those).
+GENEROUS = "100000/minute"
+
+
+@pytest.fixture(scope="module", autouse=True)
+def cheap_password_hashing() -> Iterator[None]:
+    """argon2id with its smallest cost, as tests/web/conftest.py: the same real checks, quick."""
+    with pytest.MonkeyPatch.context() as patch:
+        cheap = PasswordHasher(time_cost=1, memory_cost=8, parallelism=1)
+        patch.setattr(security, "_password_hasher", cheap)
+        yield
+
+
+@pytest.fixture(
+    scope="module",
+    params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)],
+)
+def database_url(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[str]:
+    with scratch_database_url(request.param, tmp_path_factory.mktemp("db")) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def engine(database_url: str) -> Iterator[Engine]:
+    engine = make_engine(database_url)
+    upgrade(engine)
+    yield engine
+    engine.dispose()
+
+
+@pytest.fixture(scope="module")
+def app(engine: Engine, database_url: str) -> FastAPI:
+    settings = load_settings(
+        database_url=database_url,
+        api_rate_limit=GENEROUS,
+        token_rate_limit=GENEROUS,
+        login_rate_limit=GENEROUS,
+    )
+    return create_app(settings)
+
+
+@pytest.fixture(scope="module")
+def client(app: FastAPI) -> Iterator[TestClient]:
+    """Server errors come back as the 500 a client would see (tests assert there is none)."""
+    with TestClient(
+        app, base_url="https://testserver", raise_server_exceptions=False
+    ) as test_client:
+        yield test_client
+
+
+@pytest.fixture(autouse=True)
+def new_browser(client: TestClient) -> None:
+    client.cookies.clear()

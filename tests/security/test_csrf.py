@@ -1,0 +1,259 @@
+"""Cross-site request forgery on every HTML form (ASVS 4.0 V4.2.2 and V13.2.3; decisions.md,
+Cookies and CSRF).
+
+The forms are found by walking the application's routes (support.page_routes): every POST
+outside /api/, the admin pages included, whenever they were added. Each one refuses a POST
+without its token, with a token that is not this session's, or that the browser says comes
+from another site, with the refusal page (403), and writes nothing. A control then shows that
+the same POST with the genuine token is not refused, so the refusals were about the token.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlencode
+
+import pytest
+from fastapi import FastAPI
+from fastapi.testclient import TestClient
+from sqlalchemy import Engine
+
+from tests.api.support import import_rich
+from tests.conftest import Apps
+from tests.security.support import (
+    REFUSED_FORM,
+    Route,
+    assert_page_headers,
+    changed_tables,
+    new_user,
+    other_browser,
+    page_routes,
+    snapshot,
+)
+from tests.web.support import (
+    PASSWORD,
+    authorize_params,
+    forms,
+    log_in,
+    register_app,
+    session_cookie,
+    use_session_cookie,
+)
+
+LOGIN = "/login"
+SESSION_FORMS = [r for r in page_routes("POST") if r.path != LOGIN]
+FORGED = "0" * 64
+
+
+@dataclass
+class SignedIn:
+    """A signed-in administrator: the session cookie and the token of its forms."""
+
+    username: str
+    user_id: int
+    cookie: str
+    token: str
+
+
+@dataclass
+class World:
+    admin: SignedIn
+    other_admin: SignedIn
+    login_token: str  # a login form's token (another purpose than a session's)
+    forms: dict[str, dict[str, str]] = field(default_factory=dict)  # action -> fields
+
+
+def _sign_in(client: TestClient, engine: Engine) -> SignedIn:
+    client.cookies.clear()
+    username, user_id = new_user(engine, permissions=["admin"])
+    assert log_in(client, username).status_code == 303
+    cookie = session_cookie(client)
+    assert cookie
+    token = _fields(client.get("/logout").text, "/logout")["csrf_token"]
+    return SignedIn(username, user_id, cookie, token)
+
+
+def _fields(page: str, action: str) -> dict[str, str]:
+    found = [f for f in forms(page) if f.action == action]
+    return dict(found[0].fields) if found else {}
+
+
+@pytest.fixture(scope="module")
+def world(client: TestClient, engine: Engine) -> World:
+    """Records with id 1 of every kind (the rich import and one application), two signed-in
+    administrators, and the fields of every form their pages show, by the form's action."""
+    import_rich(engine)
+    application = register_app(engine)
+    other = _sign_in(client, engine)
+    admin = _sign_in(client, engine)
+    Apps(engine, client).mint(application, "pii:basic", user_id=admin.user_id)  # to revoke
+    # Every page but /oauth/logout, which ends the session (a GET, by design: operator.md).
+    pages = [route.url() for route in page_routes("GET") if route.path != "/oauth/logout"]
+    pages += ["/account", f"/oauth/authorize?{urlencode(authorize_params(application))}"]
+    by_action: dict[str, dict[str, str]] = {}
+    for page in pages:
+        for found in forms(client.get(page).text):
+            by_action.setdefault(found.action, dict(found.fields))
+    login_token = by_action.get(LOGIN, {}).get("csrf_token") or _login_fields(client)[0]
+    return World(admin, other, login_token, by_action)
+
+
+def form_fields(world: World, route: Route) -> dict[str, str]:
+    """What the form posting to `route` sends (the consent form: its Authorize button too)."""
+    return {**world.forms.get(route.url(), {}), "decision": "authorize"}
+
+
+def _login_fields(client: TestClient) -> tuple[str, dict[str, str]]:
+    fields = _fields(client.get(LOGIN).text, LOGIN)
+    return fields["csrf_token"], fields
+
+
+# --- the attacks on a signed-in visitor's forms ------------------------------------------
+
+
+@dataclass(frozen=True)
+class Forgery:
+    """What the forged POST carries: its token (None: no field), where, and its headers."""
+
+    token: Callable[[World], str | None]
+    headers: dict[str, str] = field(default_factory=dict)
+    in_query: bool = False
+
+
+SESSION_FORGERIES = {
+    "no token": Forgery(lambda w: None),
+    "empty token": Forgery(lambda w: ""),
+    "forged token": Forgery(lambda w: FORGED),
+    "another session's token": Forgery(lambda w: w.other_admin.token),
+    "this session's token, truncated": Forgery(lambda w: w.admin.token[:-1]),
+    "this session's token, upper-cased": Forgery(lambda w: w.admin.token.upper()),
+    "a login form's token": Forgery(lambda w: w.login_token),
+    "token in the query string only": Forgery(lambda w: w.admin.token, in_query=True),
+    "cross-site, with the token": Forgery(
+        lambda w: w.admin.token, headers={"Sec-Fetch-Site": "cross-site"}
+    ),
+    "same-site (a sibling subdomain), with the token": Forgery(
+        lambda w: w.admin.token, headers={"Sec-Fetch-Site": "same-site"}
+    ),
+}
+
+
+def _post(
+    client: TestClient, route: Route, fields: dict[str, str], forgery: Forgery, world: World
+) -> Any:
+    token = forgery.token(world)
+    data = {k: v for k, v in fields.items() if k != "csrf_token"}
+    params = {}
+    if token is not None:
+        if forgery.in_query:
+            params["csrf_token"] = token
+        else:
+            data["csrf_token"] = token
+    return client.post(
+        route.url(), data=data, params=params, headers=forgery.headers, follow_redirects=False
+    )
+
+
+@pytest.mark.parametrize("forgery", list(SESSION_FORGERIES.values()), ids=list(SESSION_FORGERIES))
+@pytest.mark.parametrize("route", SESSION_FORMS, ids=str)
+def test_a_forged_form_is_refused_and_changes_nothing(
+    client: TestClient, engine: Engine, world: World, route: Route, forgery: Forgery
+) -> None:
+    use_session_cookie(client, world.admin.cookie)
+    fields = form_fields(world, route)
+    before = snapshot(engine)
+    response = _post(client, route, fields, forgery, world)
+    assert response.status_code == 403, (response.status_code, response.text[:300])
+    assert REFUSED_FORM in response.text
+    assert_page_headers(response)
+    assert changed_tables(before, snapshot(engine)) == []
+
+
+@pytest.mark.parametrize("route", SESSION_FORMS, ids=str)
+def test_the_genuine_form_is_not_refused(
+    client: TestClient, engine: Engine, world: World, route: Route
+) -> None:
+    """The control: the same POST with this session's token, from this site, is let through
+    (to whatever the form does with it: a redirect, or a page naming a bad field)."""
+    fresh = _sign_in(client, engine)  # the action may end the session, or change the record
+    fields = form_fields(world, route)
+    use_session_cookie(client, fresh.cookie)
+    response = client.post(
+        route.url(),
+        data={**fields, "csrf_token": fresh.token},
+        headers={"Sec-Fetch-Site": "same-origin"},
+        follow_redirects=False,
+    )
+    assert REFUSED_FORM not in response.text, route
+    assert response.status_code < 500, (response.status_code, response.text[:300])
+    # RFC 9700 4.12: never a 307 (or 308) after a form: the browser would post it again,
+    # credentials included, wherever it is sent.
+    assert response.status_code not in (307, 308)
+
+
+# --- the login form: no session yet, a signed double-submit cookie ------------------------
+
+
+def _another_browsers_token(app: FastAPI, client: TestClient) -> tuple[str | None, bool]:
+    theirs = other_browser(app)
+    return _login_fields(theirs)[0], True
+
+
+LOGIN_FORGERIES: dict[str, Callable[[FastAPI, TestClient, World], tuple[str | None, bool]]] = {
+    # (token sent, whether this browser keeps its own login cookie)
+    "no token": lambda app, c, w: (None, True),
+    "empty token": lambda app, c, w: ("", True),
+    "forged token": lambda app, c, w: (FORGED, True),
+    "another browser's token": lambda app, c, w: _another_browsers_token(app, c),
+    "a session's token": lambda app, c, w: (w.admin.token, True),
+    "the genuine token without its cookie": lambda app, c, w: (_login_fields(c)[0], False),
+}
+
+
+@pytest.mark.parametrize("forgery", list(LOGIN_FORGERIES.values()), ids=list(LOGIN_FORGERIES))
+def test_a_forged_login_is_refused_and_signs_no_one_in(
+    app: FastAPI,
+    client: TestClient,
+    engine: Engine,
+    world: World,
+    forgery: Callable[[FastAPI, TestClient, World], tuple[str | None, bool]],
+) -> None:
+    """Login CSRF: another site must not sign the visitor in, least of all as the attacker."""
+    _login_fields(client)  # this browser has a login cookie of its own
+    token, keep_cookie = forgery(app, client, world)
+    if not keep_cookie:
+        client.cookies.clear()
+    data = {"username": world.other_admin.username, "password": PASSWORD}
+    if token is not None:
+        data["csrf_token"] = token
+    before = snapshot(engine)
+    response = client.post(LOGIN, data=data, follow_redirects=False)
+    assert response.status_code == 403
+    assert REFUSED_FORM in response.text
+    assert session_cookie(client) is None
+    assert changed_tables(before, snapshot(engine)) == []
+
+
+@pytest.mark.parametrize("site", ["cross-site", "same-site"])
+def test_a_login_from_another_site_is_refused_even_with_its_token(
+    client: TestClient, engine: Engine, world: World, site: str
+) -> None:
+    _, fields = _login_fields(client)
+    data = {**fields, "username": world.other_admin.username, "password": PASSWORD}
+    before = snapshot(engine)
+    response = client.post(
+        LOGIN, data=data, headers={"Sec-Fetch-Site": site}, follow_redirects=False
+    )
+    assert response.status_code == 403
+    assert session_cookie(client) is None
+    assert changed_tables(before, snapshot(engine)) == []
+
+
+def test_the_genuine_login_form_is_not_refused(client: TestClient, world: World) -> None:
+    _, fields = _login_fields(client)
+    data = {**fields, "username": world.other_admin.username, "password": PASSWORD}
+    response = client.post(LOGIN, data=data, follow_redirects=False)
+    assert response.status_code == 303  # not 307 (RFC 9700 4.12): the password is not re-sent
+    assert session_cookie(client)

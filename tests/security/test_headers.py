@@ -1,0 +1,83 @@
+"""Clickjacking and the other headers of every HTML page (RFC 9700 4.16 and RFC 6749 10.13:
+the consent page is never framed; ASVS 4.0 V14.4.1, V14.4.3, V14.4.4, V14.4.6, V14.4.7 and
+V8.2.1; decisions.md, Transport).
+
+The pages are found by walking the application's routes (support.page_routes), so a page added
+later is checked too, by an anonymous visitor and by a signed-in administrator. Every HTML
+answer carries the headers; every one but the static public pages (the home page and the API
+documentation, which hold neither a form nor anyone's data) is `no-store`.
+"""
+
+from __future__ import annotations
+
+from urllib.parse import urlencode
+
+import pytest
+from fastapi.testclient import TestClient
+from sqlalchemy import Engine
+
+from tests.api.support import import_rich
+from tests.security.support import Route, assert_page_headers, new_user, page_routes
+from tests.web.support import authorize_params, log_in, register_app
+
+STATIC_PUBLIC = {"/", "/docs", "/redoc", "/docs/oauth2-redirect"}
+
+
+@pytest.fixture(scope="module")
+def records(engine: Engine) -> str:
+    """A record of every kind with id 1 (the pages' `{id}`), and an application's consent URL."""
+    import_rich(engine)
+    application = register_app(engine, "pii:basic user:read")
+    return f"/oauth/authorize?{urlencode(authorize_params(application, 'pii:basic user:read'))}"
+
+
+def visit(client: TestClient, engine: Engine, url: str, signed_in: bool) -> object:
+    if signed_in:
+        username, _ = new_user(engine, permissions=["admin"])
+        assert log_in(client, username).status_code == 303
+    return client.get(url, follow_redirects=False)
+
+
+@pytest.mark.parametrize("signed_in", [False, True], ids=["anonymous", "administrator"])
+@pytest.mark.parametrize("route", page_routes("GET"), ids=str)
+def test_every_html_page_carries_the_security_headers(
+    client: TestClient, engine: Engine, records: str, route: Route, signed_in: bool
+) -> None:
+    response = visit(client, engine, route.url(), signed_in)
+    status = getattr(response, "status_code", 0)
+    headers = getattr(response, "headers", {})
+    assert status < 500, status
+    if headers.get("content-type", "").startswith("text/html"):
+        assert_page_headers(response, no_store=route.path not in STATIC_PUBLIC)  # type: ignore[arg-type]
+    else:
+        # Not a page: a redirect (to log in first) or a refusal, never content to frame.
+        assert status in (301, 302, 303, 307, 308, 401, 403, 404), (status, headers)
+
+
+def test_the_consent_screen_cannot_be_framed(
+    client: TestClient, engine: Engine, records: str
+) -> None:
+    """Clickjacking's prize: the Authorize button, sensitive scopes included."""
+    username, _ = new_user(engine, permissions=["user:read"])
+    log_in(client, username)
+    response = client.get(records, follow_redirects=False)
+    assert response.status_code == 200, response.text
+    assert "Authorize" in response.text
+    assert_page_headers(response)
+    policy = response.headers["content-security-policy"]
+    assert "frame-ancestors 'none'" in policy
+
+
+def test_some_pages_were_html(client: TestClient, engine: Engine, records: str) -> None:
+    """The walk is not vacuous: most pages answer HTML to an administrator."""
+    username, _ = new_user(engine, permissions=["admin"])
+    log_in(client, username)
+    pages = [r for r in page_routes("GET") if r.path != "/oauth/logout"]  # it signs out
+    html = [
+        route
+        for route in pages
+        if client.get(route.url(), follow_redirects=False)
+        .headers.get("content-type", "")
+        .startswith("text/html")
+    ]
+    assert len(html) >= len(pages) * 3 // 4, sorted(set(pages) - set(html), key=str)
