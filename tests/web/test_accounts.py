@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import threading
 
 import pytest
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 from sqlalchemy import Engine, select, update
 
+from regdesk import security
+from regdesk.db import write_session
+from regdesk.users.models import User
 from regdesk.web.models import WebSession
 from tests.helpers import database_text
 from tests.web.support import (
@@ -247,3 +251,40 @@ def test_login_never_sends_the_visitor_to_another_site(client: TestClient, engin
         response = client.post("/login", data=fields, follow_redirects=False)
         assert response.status_code == 303
         assert response.headers["location"] == "/account", next_
+
+
+def test_the_password_is_checked_without_holding_up_other_writers(
+    client: TestClient, engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """argon2 takes its time on purpose; the database's write lock (SQLite has one) must not
+    be held meanwhile, or a storm of logins stalls every grant and every edit."""
+    make_user(engine, "fox")
+    checking, finish = threading.Event(), threading.Event()
+    hasher = security._password_hasher
+
+    class SlowHasher:
+        def verify(self, password_hash: str, password: str) -> bool:
+            checking.set()
+            finish.wait(30)
+            return bool(hasher.verify(password_hash, password))
+
+    monkeypatch.setattr(security, "_password_hasher", SlowHasher())
+    login = threading.Thread(target=log_in, args=(client, "fox"))
+    login.start()
+    try:
+        assert checking.wait(30), "the login never reached its password check"
+        wrote = threading.Event()
+
+        def write() -> None:
+            with write_session(engine) as session:
+                session.execute(update(User).where(User.username == "fox").values(newsletter=True))
+            wrote.set()
+
+        writer = threading.Thread(target=write)
+        writer.start()
+        assert wrote.wait(10), "a write waited for the login's password check"
+    finally:
+        finish.set()
+        login.join(30)
+        writer.join(30)
+    assert session_cookie(client) is not None  # and the login itself went through

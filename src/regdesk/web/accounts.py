@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import functools
+import os
+import threading
 from typing import Annotated
 
 from fastapi import APIRouter, Form, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from sqlalchemy import Engine
 from sqlalchemy.orm import Session
 
 from regdesk import ratelimit
 from regdesk.audit.service import Actor, record_event
 from regdesk.config import Settings
+from regdesk.db import read_session
 from regdesk.oauth.grants import connected_applications, revoke_application
 from regdesk.security import hash_password, verify_password
 from regdesk.users.models import User
@@ -85,23 +89,32 @@ def login(
         )
     if not csrf.login_form_is_genuine(request, csrf_token):
         return forbidden(request, visitor)
-    user = find_by_login(db, login_name) if login_name else None
-    attempt = throttle.attempt(login_name, user.id if user else None, address)
     settings: Settings = request.app.state.settings
-    if settings.rate_limits == "on":
-        throttle.lock(db, attempt)
-        wait = throttle.retry_after(db, attempt)
-        if wait is not None:
-            return _too_many(
-                request,
-                visitor,
-                "Too many failed attempts to log in.",
-                wait,
-                next_=target,
-                username=login_name,
-            )
+    limits_on = settings.rate_limits == "on"
+    # Looked up and checked before the page's transaction takes its lock (on SQLite the
+    # database's one write lock): argon2's tens of milliseconds must not hold up every writer.
+    engine: Engine = request.app.state.engine
+    with read_session(engine) as lookup:
+        user = find_by_login(lookup, login_name) if login_name else None
+        attempt = throttle.attempt(login_name, user.id if user else None, address)
+        wait = throttle.retry_after(lookup, attempt) if limits_on else None
+    if wait is None:
+        matches = _password_matches(user, password)
+        if limits_on:
+            # Again under the lock, which counts attempts on one account one after another.
+            throttle.lock(db, attempt)
+            wait = throttle.retry_after(db, attempt)
+    if wait is not None:
+        return _too_many(
+            request,
+            visitor,
+            "Too many failed attempts to log in.",
+            wait,
+            next_=target,
+            username=login_name,
+        )
 
-    if not _password_matches(user, password):
+    if not matches:
         throttle.record_failure(db, attempt)
         reason = "unknown_account" if user is None else "wrong_password"
         if user is not None and not user.password_hash:
@@ -132,17 +145,23 @@ def login(
     return response
 
 
+# Each argon2 check takes 64 MiB for its moment: a storm of logins waits its turn for a core
+# rather than taking the server's memory.
+_PASSWORD_CHECKS = threading.BoundedSemaphore(os.cpu_count() or 2)
+
+
 @functools.cache
 def _stand_in_hash() -> str:
     return hash_password("regdesk: no such account")
 
 
 def _password_matches(user: User | None, password: str) -> bool:
-    if user is None or not user.password_hash or len(password) > MAX_PASSWORD:
-        # The same argon2 work as a real check, so that timing does not tell who exists.
-        verify_password(_stand_in_hash(), password[:MAX_PASSWORD])
-        return False
-    return verify_password(user.password_hash, password)
+    with _PASSWORD_CHECKS:
+        if user is None or not user.password_hash or len(password) > MAX_PASSWORD:
+            # The same argon2 work as a real check, so that timing does not tell who exists.
+            verify_password(_stand_in_hash(), password[:MAX_PASSWORD])
+            return False
+        return verify_password(user.password_hash, password)
 
 
 def _too_many(
