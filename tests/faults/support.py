@@ -202,6 +202,27 @@ class Server:
         return "\n".join(text.splitlines()[-lines:])
 
 
+def freeze_between_commit_and_answer(
+    server: Server, unanswered: Callable[[], bool], answered: Callable[[], int]
+) -> bool:
+    """Freeze the server while something it committed is still unanswered; keep it frozen
+    (True) if, once the answers it had already sent are read, that is still so."""
+    if not unanswered():
+        return False
+    server.pause()
+    settled: list[int] = []
+
+    def answers_read() -> bool:
+        settled.append(answered())
+        return len(settled) > 20 and settled[-1] == settled[-21]
+
+    wait_until(answers_read, 10, "the answers sent before the freeze to be read")
+    if unanswered():
+        return True
+    server.resume()
+    return False
+
+
 @contextmanager
 def running(server: Server) -> Iterator[Server]:
     server.start()

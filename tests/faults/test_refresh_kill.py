@@ -28,6 +28,7 @@ from tests.faults.support import (
     FaultLedger,
     Held,
     Server,
+    freeze_between_commit_and_answer,
     obtain_grant,
     register_tool,
     wait_until,
@@ -268,24 +269,15 @@ def committed_unanswered(engine: Engine, grants: list[Held]) -> list[Held]:
 def caught_between_commit_and_answer(
     server: Server, load: RefreshLoad, engine: Engine, grants: list[Held]
 ) -> bool:
-    """Freeze the server as soon as a rotation is committed and unanswered; keep it frozen
-    (True) if, once the answers it had already sent are read, one is still unanswered."""
+    """Freeze the server as soon as a rotation is committed and unanswered (see
+    `freeze_between_commit_and_answer`)."""
     if load.errors:
         return True  # stop here: the test fails on them
-    if load.completed < REFRESHES_BEFORE_KILL or not committed_unanswered(engine, grants):
+    if load.completed < REFRESHES_BEFORE_KILL:
         return False
-    server.pause()
-    settled: list[int] = []
-
-    def answers_read() -> bool:
-        settled.append(load.completed)
-        return len(settled) > 20 and settled[-1] == settled[-21]
-
-    wait_until(answers_read, 10, "the answers sent before the freeze to be read")
-    if committed_unanswered(engine, grants):
-        return True
-    server.resume()
-    return False
+    return freeze_between_commit_and_answer(
+        server, lambda: bool(committed_unanswered(engine, grants)), lambda: load.completed
+    )
 
 
 # Each kill is followed by a restart and the checks; the second lands where the answer of a

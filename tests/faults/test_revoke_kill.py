@@ -31,6 +31,7 @@ from tests.faults.support import (
     Held,
     Server,
     bearer,
+    freeze_between_commit_and_answer,
     obtain_grant,
     register_tool,
     wait_until,
@@ -296,24 +297,13 @@ def done_unanswered(engine: Engine, todo: list[Revocation]) -> list[Revocation]:
 def caught_between_commit_and_answer(
     server: Server, revoker: Revoker, engine: Engine, todo: list[Revocation]
 ) -> bool:
-    """Freeze the server as soon as a revocation shows in the database unanswered; keep it
-    frozen (True) if, once the answers it had already sent are read, one still is."""
+    """Freeze the server as soon as a revocation shows in the database unanswered (see
+    `freeze_between_commit_and_answer`)."""
     if revoker.errors:
         return True  # stop here: the test fails on them
-    if not done_unanswered(engine, todo):
-        return False
-    server.pause()
-    settled: list[int] = []
-
-    def answers_read() -> bool:
-        settled.append(revoker.answered)
-        return len(settled) > 20 and settled[-1] == settled[-21]
-
-    wait_until(answers_read, 10, "the answers sent before the freeze to be read")
-    if done_unanswered(engine, todo):
-        return True
-    server.resume()
-    return False
+    return freeze_between_commit_and_answer(
+        server, lambda: bool(done_unanswered(engine, todo)), lambda: revoker.answered
+    )
 
 
 # The second kill lands where a revocation is committed and its answer is lost; had it been
