@@ -14,7 +14,7 @@ from fastapi import APIRouter, Form, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from regdesk.admin.access import AdminDep, Staffer
-from regdesk.admin.pages import missing, path_number
+from regdesk.admin.pages import missing, path_number, staff_context
 from regdesk.oauth.applications import (
     ApplicationError,
     ApplicationNotFound,
@@ -153,13 +153,9 @@ def _field_of(error: ApplicationError) -> str:
 
 
 def _context(staffer: Staffer, **context: Any) -> dict[str, Any]:
-    return {
-        "visitor": staffer.visitor,
-        "staffer": staffer,
-        "obo_choices": OBO_CHOICES,
-        "service_choices": SERVICE_CHOICES,
-        **context,
-    }
+    return staff_context(
+        staffer, obo_choices=OBO_CHOICES, service_choices=SERVICE_CHOICES, **context
+    )
 
 
 def _application(request: Request, staffer: Staffer, db: PageDb, client_id: str) -> Application:

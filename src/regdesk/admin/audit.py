@@ -16,6 +16,7 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse
 
 from regdesk.admin.access import AdminDep
+from regdesk.admin.pages import staff_context
 from regdesk.audit.models import AuditEvent
 from regdesk.audit.service import (
     EventPage,
@@ -168,16 +169,15 @@ def audit_page(
     return render(
         request,
         "admin/audit.html",
-        {
-            "visitor": staffer.visitor,
-            "staffer": staffer,
-            "filters": filters,
-            "actions": _with(recorded_actions(db), filters.action),
-            "target_types": _with(recorded_target_types(db), filters.target_type),
-            "rows": [_row(event) for event in page.events],
-            "older": f"?{filters.query(before=str(page.older))}" if page.older else None,
-            "newest": f"?{filters.query()}" if before else None,
-        },
+        staff_context(
+            staffer,
+            filters=filters,
+            actions=_with(recorded_actions(db), filters.action),
+            target_types=_with(recorded_target_types(db), filters.target_type),
+            rows=[_row(event) for event in page.events],
+            older=f"?{filters.query(before=str(page.older))}" if page.older else None,
+            newest=f"?{filters.query()}" if before else None,
+        ),
         status_code=400 if filters.errors else 200,
     )
 

@@ -10,7 +10,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from sqlalchemy.orm import Session
 
 from regdesk.admin.access import AdminDep, Staffer
-from regdesk.admin.pages import missing, path_number
+from regdesk.admin.pages import missing, path_number, staff_context
 from regdesk.events.models import EventOption, OptionType
 from regdesk.events.service import (
     OptionSpec,
@@ -44,7 +44,7 @@ TextField = Annotated[str, Form()]
 
 
 def _context(staffer: Staffer, **context: Any) -> dict[str, Any]:
-    return {"visitor": staffer.visitor, "staffer": staffer, "types": TYPES, **context}
+    return staff_context(staffer, types=TYPES, **context)
 
 
 def _spec_of(option: EventOption) -> OptionSpec:

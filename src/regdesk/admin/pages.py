@@ -1,5 +1,5 @@
-"""What the admin pages of users, roles and departments share: rendering one in the admin
-frame, a record that is not there (404), and the redirect after a form (Post/Redirect/Get)."""
+"""What the admin pages share: what the admin frame needs to render a page, a record that is
+not there (404), and the redirect after a form (Post/Redirect/Get)."""
 
 from __future__ import annotations
 
@@ -15,6 +15,11 @@ from regdesk.web.pages import render
 from regdesk.web.visitor import PageRefused
 
 
+def staff_context(staffer: Staffer, **context: Any) -> dict[str, Any]:
+    """A page's context with what the admin frame (admin/base.html) reads."""
+    return {"visitor": staffer.visitor, "staffer": staffer, **context}
+
+
 def admin_page(
     request: Request,
     template: str,
@@ -27,7 +32,7 @@ def admin_page(
     return render(
         request,
         template,
-        {"visitor": staffer.visitor, "staffer": staffer, "section": section, **context},
+        staff_context(staffer, section=section, **context),
         status_code=status_code,
     )
 

@@ -17,6 +17,7 @@ from fastapi.routing import APIRoute
 from starlette.background import BackgroundTask
 
 from regdesk.admin.access import AdminDep, Staffer
+from regdesk.admin.pages import staff_context
 from regdesk.audit.models import AuditEvent
 from regdesk.audit.service import record_event, search_events
 from regdesk.config import Settings
@@ -65,14 +66,13 @@ def _page(
     return render(
         request,
         "admin/transfer.html",
-        {
-            "visitor": staffer.visitor,
-            "staffer": staffer,
-            "imported": imported,
-            "problem": problem,
-            "rejected": rejected,
-            "limit": MAX_UPLOAD_TEXT,
-        },
+        staff_context(
+            staffer,
+            imported=imported,
+            problem=problem,
+            rejected=rejected,
+            limit=MAX_UPLOAD_TEXT,
+        ),
         status_code=status_code,
     )
 

@@ -17,7 +17,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from sqlalchemy.orm import Session
 
 from regdesk.admin.access import StaffDep, Staffer
-from regdesk.admin.pages import missing
+from regdesk.admin.pages import missing, staff_context
 from regdesk.departments.models import Department
 from regdesk.volunteers.models import DepartmentState, Volunteer
 from regdesk.volunteers.service import (
@@ -42,7 +42,7 @@ NOTICES = {
 
 
 def _context(staffer: Staffer, **context: Any) -> dict[str, Any]:
-    return {"visitor": staffer.visitor, "staffer": staffer, "states": STATES, **context}
+    return staff_context(staffer, states=STATES, **context)
 
 
 def _number(text: str | None) -> int | None:

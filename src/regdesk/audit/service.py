@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import getpass
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -62,6 +62,38 @@ class EventPage:
 
     events: list[AuditEvent]
     older: int | None
+
+
+def record_changes(
+    session: Session,
+    actor: Actor,
+    record: Any,
+    wanted: Mapping[str, Any],
+    *,
+    action: str,
+    target_type: str,
+    names: Mapping[str, str] | None = None,
+    key: str = "fields",
+    extra: Mapping[str, Any] | None = None,
+) -> list[str]:
+    """Sets the attributes of `record` (a model with an `id`) that `wanted` changes, stamps
+    its `updated_at` when it keeps one, and records `action` naming what changed (by `names`,
+    the API's names, never the values) under `key`, with `extra`. Returns those names; []
+    and no event when nothing changed."""
+    columns = [column for column, value in wanted.items() if getattr(record, column) != value]
+    if not columns:
+        return []
+    for column in columns:
+        setattr(record, column, wanted[column])
+    if hasattr(record, "updated_at"):
+        record.updated_at = utcnow()
+    changed = [(names or {}).get(column, column) for column in columns]
+    details = {key: changed, **(extra or {})}
+    record_event(
+        session, actor, action, target_type=target_type, target_id=record.id, details=details
+    )
+    session.flush()
+    return changed
 
 
 def search_events(

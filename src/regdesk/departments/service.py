@@ -8,8 +8,7 @@ from typing import Any
 from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session
 
-from regdesk.audit.service import Actor, record_event
-from regdesk.db import utcnow
+from regdesk.audit.service import Actor, record_changes, record_event
 from regdesk.departments.models import Department, DepartmentLead
 from regdesk.departments.schemas import render_department
 from regdesk.invalid import Invalid
@@ -160,22 +159,15 @@ def update_department(
         changes["publicly_visible"] = publicly_visible
     if errors:
         raise Invalid(errors)
-    if not changes:
-        return []
-    for column, value in changes.items():
-        setattr(department, column, value)
-    department.updated_at = utcnow()
-    fields = [_API_NAMES[column] for column in changes]
-    record_event(
+    return record_changes(
         session,
         actor,
-        "department.updated",
+        department,
+        changes,
+        action="department.updated",
         target_type="department",
-        target_id=department.id,
-        details={"fields": fields},
+        names=_API_NAMES,
     )
-    session.flush()
-    return fields
 
 
 _API_NAMES = {"name": "name", "email": "email", "publicly_visible": "publiclyVisible"}

@@ -13,7 +13,7 @@ from typing import Any
 from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session
 
-from regdesk.audit.service import Actor, record_event
+from regdesk.audit.service import Actor, record_changes, record_event
 from regdesk.events.models import Event, EventOption, OptionType
 from regdesk.invalid import Invalid
 from regdesk.transfer.document import DEFAULT_EVENT_NAME
@@ -201,19 +201,14 @@ def update_option(session: Session, actor: Actor, option: EventOption, spec: Opt
         "choices": checked.choices,
         "position": option.position if checked.position is None else checked.position,
     }
-    changed = sorted(key for key, value in wanted.items() if getattr(option, key) != value)
-    if not changed:
-        return
-    for key, value in wanted.items():
-        setattr(option, key, value)
-    session.flush()
-    record_event(
+    record_changes(
         session,
         actor,
-        "event_option.updated",
+        option,
+        dict(sorted(wanted.items())),  # named in the event in this order
+        action="event_option.updated",
         target_type="event_option",
-        target_id=option.id,
-        details={"changed": changed},
+        key="changed",
     )
 
 

@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from regdesk.audit.service import Actor, record_event
+from regdesk.audit.service import Actor, record_changes, record_event
 from regdesk.db import sync_sequences, utcnow
 from regdesk.oauth.models import Application
 from regdesk.oauth.scopes import Holder, ScopeError, check_scopes, format_scopes, parse_scopes
@@ -165,22 +165,11 @@ def update_application(
         changes["service_scopes"] = _checked_scopes(
             service_scopes, Holder.SERVICE, "service scopes"
         )
-    changed = [field for field, value in changes.items() if getattr(application, field) != value]
-    if not changed:
-        return application
-    for field in changed:
-        setattr(application, field, changes[field])
+    changed = record_changes(
+        session, actor, application, changes, action="app.updated", target_type="application"
+    )
     if {"obo_scopes", "service_scopes"} & set(changed):
         application.scopes_version += 1
-    application.updated_at = utcnow()
-    record_event(
-        session,
-        actor,
-        "app.updated",
-        target_type="application",
-        target_id=application.id,
-        details={"fields": changed},
-    )
     return application
 
 

@@ -7,7 +7,7 @@ from typing import Any, cast
 from sqlalchemy import CursorResult, Row, delete, func, select
 from sqlalchemy.orm import Session
 
-from regdesk.audit.service import Actor, record_event
+from regdesk.audit.service import Actor, record_changes, record_event
 from regdesk.db import upsert_ignore, utcnow
 from regdesk.invalid import Invalid
 from regdesk.roles.models import Role, UserRole
@@ -146,26 +146,15 @@ def update_role(
 
     Holders of a staff role are `isStaff` in the volunteer records: the documents follow
     (the database's triggers queue every volunteer holding the role)."""
-    changed: list[str] = []
+    wanted: dict[str, Any] = {}
     if name is not None:
-        new_name = _checked_name(session, name, role.id)
-        if new_name != role.name:
-            role.name = new_name
-            changed.append("name")
-    if staff is not None and staff != role.staff:
-        role.staff = staff
-        changed.append("staff")
-    if changed:
-        record_event(
-            session,
-            actor,
-            "role.updated",
-            target_type="role",
-            target_id=role.id,
-            details={"fields": changed, "name": role.name, "staff": role.staff},
-        )
-        session.flush()
-    return changed
+        wanted["name"] = _checked_name(session, name, role.id)
+    if staff is not None:
+        wanted["staff"] = staff
+    final = {"name": role.name, "staff": role.staff, **wanted}
+    return record_changes(
+        session, actor, role, wanted, action="role.updated", target_type="role", extra=final
+    )
 
 
 def delete_role(session: Session, actor: Actor, role: Role) -> int:

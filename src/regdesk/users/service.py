@@ -23,8 +23,8 @@ from sqlalchemy import (
 from sqlalchemy.orm import Session
 
 from regdesk.audit.models import AuditEvent
-from regdesk.audit.service import Actor, record_event
-from regdesk.db import ID_MAX, LoopReads, Query, utcnow
+from regdesk.audit.service import Actor, record_changes, record_event
+from regdesk.db import ID_MAX, LoopReads, Query
 from regdesk.departments.models import DepartmentLead
 from regdesk.documents.reading import complete
 from regdesk.events.models import Event
@@ -437,26 +437,16 @@ def update_user(
                 errors[name] = f"{values[column]!r} belongs to another user"
     if errors:
         raise Invalid(errors)
-    changed = [
-        name
-        for name in EDITABLE_FIELDS
-        if name in changes and getattr(user, _column(name)) != values[_column(name)]
-    ]
-    if not changed:
-        return []
-    for name in changed:
-        setattr(user, _column(name), values[_column(name)])
-    user.updated_at = utcnow()
-    record_event(
+    edited = [name for name in EDITABLE_FIELDS if name in changes]
+    return record_changes(
         session,
         actor,
-        "user.updated",
+        user,
+        {_column(name): values[_column(name)] for name in edited},
+        action="user.updated",
         target_type="user",
-        target_id=user.id,
-        details={"fields": changed},
+        names={_column(name): name for name in edited},
     )
-    session.flush()
-    return changed
 
 
 def _column(name: str) -> str:
