@@ -16,12 +16,19 @@ from regdesk.users.service import NewUser, create_user, find_users, permissions_
 from tests.admin.support import People
 from tests.conftest import Apps, bearer
 from tests.helpers import database_text
+from tests.oauth.support import assert_oauth_error
+from tests.oauth.user_flow import REDIRECT, Flow
 from tests.web.support import audit, form, log_in, make_user
 
 
 def _listed(html: str) -> list[str]:
     """The usernames in the results table, in order."""
     return re.findall(r"<td>([^<@]+)</td>\s*<td>[^<]*@", html)
+
+
+def _words(html: str) -> str:
+    """The page's text with its line breaks and indentation as single spaces."""
+    return " ".join(html.split())
 
 
 def _field_errors(html: str) -> dict[str, str]:
@@ -292,9 +299,38 @@ def test_a_generated_password_is_shown_once_and_ends_the_users_sessions(
         log_in(TestClient(ann.client.app, base_url="https://testserver"), "ann").status_code == 200
     )
 
+    assert "They had no connected application." in done.text
     (event,) = audit(engine, "user.password_reset")
-    assert event.details == {"generated": True, "sessions_ended": 1}
+    assert event.details == {"generated": True, "sessions_ended": 1, "grants_revoked": 0}
     assert password not in database_text(engine)
+
+
+def test_a_password_reset_disconnects_every_application_of_the_user(
+    people: People, engine: Engine, client: TestClient, apps: Apps
+) -> None:
+    """ASVS V3.3.3: the answer to a takeover also cuts off the tool the intruder connected:
+    its access and refresh tokens and a code not yet redeemed all stop working."""
+    ann = people.attendee
+    tool = apps.register(obo_scopes="pii:basic", redirect_uris=[REDIRECT])
+    flow = Flow(client, engine, tool, ann.user_id)
+    tokens = flow.tokens("pii:basic")
+    pending = flow.code("pii:basic")
+    access = bearer(tokens["access_token"])
+    assert client.get("/api/users/current", headers=access).status_code == 200
+
+    page = people.admin.get(f"/admin/users/{ann.user_id}/password")
+    assert "Every application they connected loses its access" in _words(page.text)
+    done = people.admin.post(f"/admin/users/{ann.user_id}/password", {"method": "generate"})
+    assert done.status_code == 200
+
+    assert client.get("/api/users/current", headers=access).status_code == 401
+    assert_oauth_error(flow.refresh(tokens["refresh_token"]), 400, "invalid_grant")
+    assert_oauth_error(flow.exchange(pending), 400, "invalid_grant")
+    assert ann.get("/account").status_code == 303  # the web sessions end too, as before
+    told = "The applications they connected lost their access (1 authorization revoked)."
+    assert told in _words(done.text)
+    (event,) = audit(engine, "user.password_reset")
+    assert event.details == {"generated": True, "sessions_ended": 1, "grants_revoked": 1}
 
 
 def test_a_typed_password_is_checked_then_set(people: People, engine: Engine) -> None:

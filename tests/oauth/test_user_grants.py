@@ -15,11 +15,12 @@ from regdesk.audit.models import AuditEvent
 from regdesk.audit.service import Actor
 from regdesk.db import read_session, write_session
 from regdesk.oauth.applications import set_suspended, update_application
-from regdesk.oauth.grants import revoke_application
+from regdesk.oauth.grants import end_access, revoke_application
 from regdesk.oauth.models import AccessToken, AuthorizationCode, Grant, RefreshToken
 from tests.conftest import Apps, bearer
 from tests.oauth.support import assert_oauth_error
 from tests.oauth.user_flow import REDIRECT, Flow, make_flow, pkce_pair
+from tests.web.support import make_user
 
 
 @pytest.fixture
@@ -306,6 +307,55 @@ def test_an_idle_timeout_when_configured(flow: Flow, database_url: str) -> None:
 
 
 # --- revocation, introspection, metadata -------------------------------------------------------
+
+
+def test_ending_an_applications_access_ends_every_users_grants_and_codes(
+    flow: Flow, apps: Apps
+) -> None:
+    """end_access(application_id=...), as a suspension calls it: every user's grants, tokens
+    and unredeemed codes with that application end; the same user's other application keeps
+    its own."""
+    owl = Flow(flow.client, flow.engine, flow.app, make_user(flow.engine, "owl", password=None))
+    other = apps.register(obo_scopes="pii:basic pii:email", redirect_uris=[REDIRECT])
+    elsewhere = Flow(flow.client, flow.engine, other, flow.user_id)
+    ended = [(f, f.tokens(), f.code()) for f in (flow, owl)]
+    kept, kept_code = elsewhere.tokens(), elsewhere.code()
+    unknown = flow.exchange("no-such-code").json()
+
+    with write_session(flow.engine) as session:
+        revoked = end_access(session, reason="application_suspended", application_id=flow.app.id)
+
+    assert len(revoked) == 2
+    for each, tokens, code in ended:
+        assert me(each, tokens["access_token"]) == 401
+        assert_oauth_error(each.refresh(tokens["refresh_token"]), 400, "invalid_grant")
+        refused = each.exchange(code)
+        assert_oauth_error(refused, 400, "invalid_grant")
+        assert refused.json() == unknown  # as if it had never been issued
+    assert me(elsewhere, kept["access_token"]) == 200
+    assert elsewhere.exchange(kept_code).status_code == 200
+    with read_session(flow.engine) as session:
+        reasons = session.scalars(select(Grant.revoked_reason).where(Grant.id.in_(revoked)))
+        assert set(reasons) == {"application_suspended"}
+
+
+def test_ending_a_users_access_spares_other_users(flow: Flow) -> None:
+    """end_access(user_id=...), as a password reset calls it."""
+    owl = Flow(flow.client, flow.engine, flow.app, make_user(flow.engine, "owl", password=None))
+    fox_tokens, fox_code = flow.tokens(), flow.code()
+    owl_tokens, owl_code = owl.tokens(), owl.code()
+    with write_session(flow.engine) as session:
+        assert len(end_access(session, reason="password_reset", user_id=flow.user_id)) == 1
+    assert me(flow, fox_tokens["access_token"]) == 401
+    assert_oauth_error(flow.exchange(fox_code), 400, "invalid_grant")
+    assert me(owl, owl_tokens["access_token"]) == 200
+    assert owl.exchange(owl_code).status_code == 200
+
+
+def test_ending_access_needs_a_user_or_an_application(engine: Engine) -> None:
+    """Neither given would mean everyone's access: refused rather than guessed."""
+    with write_session(engine) as session, pytest.raises(ValueError, match="user_id"):
+        end_access(session, reason="oops")
 
 
 def test_revoking_a_refresh_token_kills_its_grant(flow: Flow) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 from fastapi.testclient import TestClient
-from sqlalchemy import Engine
+from sqlalchemy import Engine, text
 
 from tests.conftest import Apps, bearer
 from tests.transfer.support import import_
@@ -148,3 +148,25 @@ def test_only_a_users_token_with_pii_basic(client: TestClient, apps: Apps, engin
         answer = client.get("/api/users/current", headers=bearer(token))
         assert answer.status_code == 403
         assert answer.json()["errors"]["access"]["permissions"] == ["pii:basic"]
+
+
+@pytest.mark.parametrize(
+    "stored",
+    ["javascript:alert(1)", "data:text/html,<script>alert(1)</script>", "http://evil.example/x"],
+)
+def test_a_stored_picture_url_that_breaks_the_rule_is_null(
+    client: TestClient, apps: Apps, engine: Engine, stored: str
+) -> None:
+    """CWE-79, defence in depth: a URL the importer would refuse, stored before the rule or by
+    SQL typed by hand, never reaches an OBO client's `<img src>`."""
+    ids = import_(engine, DOCUMENT).as_json()
+    fox = int(ids["users"]["fox"])
+    with engine.begin() as connection:
+        connection.execute(
+            text("UPDATE users SET profile_picture_url = :url WHERE id = :id"),
+            {"url": stored, "id": fox},
+        )
+    token = apps.mint(apps.register(obo_scopes="pii:basic"), "pii:basic", user_id=fox)
+    answer = client.get("/api/users/current", headers=bearer(token))
+    assert answer.status_code == 200, answer.text
+    assert answer.json()["profilePictureUrl"] is None

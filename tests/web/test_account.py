@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import html
 
+import httpx
 from fastapi.testclient import TestClient
-from sqlalchemy import Engine
+from sqlalchemy import Engine, select
+from sqlalchemy.orm import Session
 
+from regdesk.oauth.models import Grant
 from regdesk.oauth.scopes import SCOPES
-from tests.conftest import Apps, bearer
+from tests.conftest import Apps, Registered, bearer
+from tests.oauth.support import assert_oauth_error
 from tests.transfer.support import import_
 from tests.web.support import (
     APP_NAME,
@@ -138,22 +142,32 @@ def test_revoking_touches_only_the_users_own_grants(
     assert audit(engine, "oauth.grant_revoked") == []
 
 
-def test_consent_then_code_exchange_then_revoke(client: TestClient, engine: Engine) -> None:
-    """The whole road: the consent screen's code becomes tokens; the account page ends them."""
-    make_user(engine)
-    registered = register_app(engine)
-    log_in(client)
-    page = client.get("/oauth/authorize", params=authorize_params(registered, "pii:basic")).text
+def consented_code(client: TestClient, registered: Registered, scope: str = "pii:basic") -> str:
+    """The signed-in user authorizes on the consent screen: the code it sends to the client."""
+    page = client.get("/oauth/authorize", params=authorize_params(registered, scope)).text
     fields = {**form(page, "/oauth/authorize").fields, "decision": "authorize"}
     location = client.post("/oauth/authorize", data=fields, follow_redirects=False).headers[
         "location"
     ]
     [code] = query(location)["code"]
-    tokens = client.post(
+    return code
+
+
+def exchange(client: TestClient, registered: Registered, code: str) -> httpx.Response:
+    response: httpx.Response = client.post(
         "/api/oauth/token",
         data={"grant_type": "authorization_code", "code": code, "redirect_uri": CALLBACK},
         auth=(registered.client_id, registered.client_secret),
     )
+    return response
+
+
+def test_consent_then_code_exchange_then_revoke(client: TestClient, engine: Engine) -> None:
+    """The whole road: the consent screen's code becomes tokens; the account page ends them."""
+    make_user(engine)
+    registered = register_app(engine)
+    log_in(client)
+    tokens = exchange(client, registered, consented_code(client, registered))
     assert tokens.status_code == 200, tokens.text
     access = tokens.json()["access_token"]
     assert client.get(CURRENT_USER, headers=bearer(access)).json()["username"] == "fox"
@@ -169,3 +183,28 @@ def test_consent_then_code_exchange_then_revoke(client: TestClient, engine: Engi
     )
     assert refreshed.status_code == 400
     assert APP_NAME not in client.get("/account").text
+
+
+def test_a_code_issued_before_the_revocation_is_refused_after_it(
+    client: TestClient, engine: Engine
+) -> None:
+    """RFC 6749 4.1.2, RFC 9700 4.14: revoking ends the codes not yet redeemed too, so the
+    application cannot come back with one issued before."""
+    make_user(engine)
+    registered = register_app(engine)
+    log_in(client)
+    tokens = exchange(client, registered, consented_code(client, registered)).json()
+    pending = consented_code(client, registered)  # authorized again; not yet redeemed
+    unknown = exchange(client, registered, "no-such-code")
+
+    [revoke] = [f for f in forms(client.get("/account").text) if f.action == "/account/revoke"]
+    assert client.post("/account/revoke", data=revoke.fields).status_code == 200
+
+    refused = exchange(client, registered, pending)
+    assert_oauth_error(refused, 400, "invalid_grant")
+    assert refused.json() == unknown.json()  # as if it had never been issued
+    assert "access_token" not in refused.json()
+    assert client.get(CURRENT_USER, headers=bearer(tokens["access_token"])).status_code == 401
+    assert APP_NAME not in client.get("/account").text
+    with Session(engine) as session:
+        assert session.scalars(select(Grant).where(Grant.revoked_at.is_(None))).all() == []

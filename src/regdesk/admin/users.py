@@ -293,7 +293,7 @@ def new_password(
     typed_password = form.get("password")
     chosen = typed_password if isinstance(typed_password, str) else ""
     try:
-        password = reset_password(db, staffer.actor, user, chosen if method == "set" else None)
+        reset = reset_password(db, staffer.actor, user, chosen if method == "set" else None)
     except Invalid as refused:
         return _password_page(request, staffer, user, method, refused.errors)
     return admin_page(
@@ -302,5 +302,6 @@ def new_password(
         staffer,
         SECTION,
         user=user,
-        generated=password if method == "generate" else None,
+        generated=reset.password if method == "generate" else None,
+        grants_revoked=reset.grants_revoked,
     )

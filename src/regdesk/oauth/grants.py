@@ -6,7 +6,7 @@ import datetime as dt
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Engine, delete, or_, select, update
+from sqlalchemy import ColumnElement, Engine, and_, delete, or_, select, update
 from sqlalchemy.orm import Session
 
 from regdesk.audit.service import Actor, record_event
@@ -67,12 +67,36 @@ def revoke_grants(session: Session, where: Any, reason: str) -> list[int]:
     return ids
 
 
+def end_access(
+    session: Session, *, reason: str, user_id: int | None = None, application_id: int | None = None
+) -> list[int]:
+    """End what a user (or an application, or the one user's grants to the one application)
+    can still do through OAuth: the live grants with every token they begot, and the codes not
+    yet redeemed, deleted so that their exchange is `invalid_grant` as for an unknown code
+    (RFC 6749 4.1.2). The revoked grants' ids.
+
+    Shared by a user revoking an application (user and application), an administrator
+    resetting a password (user only) and an application's suspension (application only)."""
+    if user_id is None and application_id is None:
+        raise ValueError("end_access needs a user_id, an application_id or both")
+    grants: list[ColumnElement[bool]] = []
+    codes: list[ColumnElement[bool]] = [AuthorizationCode.used_at.is_(None)]
+    if user_id is not None:
+        grants.append(Grant.user_id == user_id)
+        codes.append(AuthorizationCode.user_id == user_id)
+    if application_id is not None:
+        grants.append(Grant.application_id == application_id)
+        codes.append(AuthorizationCode.application_id == application_id)
+    # Codes before grants: an exchange that redeemed a code first has made its grant by the
+    # time the code's row is free (PostgreSQL), so the grants read next include it.
+    session.execute(delete(AuthorizationCode).where(*codes))
+    return revoke_grants(session, and_(*grants), reason)
+
+
 def revoke_application(session: Session, actor: Actor, user_id: int, application_id: int) -> int:
     """The user takes back everything they granted an application (their account page)."""
-    revoked = revoke_grants(
-        session,
-        (Grant.user_id == user_id) & (Grant.application_id == application_id),
-        "revoked_by_user",
+    revoked = end_access(
+        session, reason="revoked_by_user", user_id=user_id, application_id=application_id
     )
     if revoked:
         record_event(

@@ -53,7 +53,13 @@ from regdesk.transfer.records import (
     text,
     timestamp,
 )
-from regdesk.users.fields import check_username, normalize_country, normalize_email, normalize_phone
+from regdesk.users.fields import (
+    check_picture_url,
+    check_username,
+    normalize_country,
+    normalize_email,
+    normalize_phone,
+)
 from regdesk.volunteers.models import DepartmentState
 
 PERMISSIONS = frozenset({"admin", *(name for name, scope in SCOPES.items() if scope.sensitive)})
@@ -205,7 +211,7 @@ _USER_FIELDS: tuple[tuple[str, Parser, bool], ...] = (
     ("identityVerified", boolean, False),
     ("newsletter", boolean, False),
     ("bornAt", date, True),
-    ("profilePictureUrl", text(users.c.profile_picture_url), True),
+    ("profilePictureUrl", text(users.c.profile_picture_url, normalize=check_picture_url), True),
     ("createdAt", timestamp, False),
     ("updatedAt", timestamp, False),
 )

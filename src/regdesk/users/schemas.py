@@ -12,6 +12,7 @@ from pydantic import Field, StrictInt, StrictStr
 
 from regdesk.formats import format_date_as_timestamp
 from regdesk.schemas import PageRequest, Record
+from regdesk.users.fields import shown_picture_url
 
 ADDRESS_FIELDS = (
     ("addressLine1", "address_line1"),
@@ -170,6 +171,6 @@ def render_current_user(
         isDepartmentLead=is_department_lead,
         userRoles=roles,
         permissions=permissions,
-        profilePictureUrl=row.profile_picture_url,
+        profilePictureUrl=shown_picture_url(row.profile_picture_url),
     )
     return record

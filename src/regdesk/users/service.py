@@ -30,6 +30,7 @@ from regdesk.documents.reading import complete
 from regdesk.events.models import Event
 from regdesk.formats import as_json
 from regdesk.invalid import Invalid
+from regdesk.oauth.grants import end_access
 from regdesk.roles.models import Role, RoleScope, UserRole
 from regdesk.security import hash_password
 from regdesk.transfer.existing import users as users_table
@@ -504,21 +505,37 @@ def generated_password() -> str:
     return "-".join("".join(secrets.choice(_PASSWORD_ALPHABET) for _ in range(4)) for _ in range(4))
 
 
-def reset_password(session: Session, actor: Actor, user: User, password: str | None) -> str:
-    """Sets `password`, or a generated one when None, and returns it; every web session of the
-    user ends. The audit event says whether it was generated, never what it is."""
+@dataclass(frozen=True)
+class PasswordReset:
+    password: str  # the new password: shown once to the administrator, never stored
+    sessions_ended: int
+    grants_revoked: int
+
+
+def reset_password(
+    session: Session, actor: Actor, user: User, password: str | None
+) -> PasswordReset:
+    """Sets `password`, or a generated one when None; every web session of the user ends, and
+    every application they connected loses its access (grants, tokens, unredeemed codes): the
+    answer to a takeover must not leave the intruder's own tool connected (ASVS V3.3.3). The
+    audit event says whether the password was generated, never what it is."""
     if password is not None and not PASSWORD_MIN <= len(password) <= PASSWORD_MAX:
         raise Invalid({"password": f"must be {PASSWORD_MIN} to {PASSWORD_MAX} characters"})
     new = password if password is not None else generated_password()
     user.password_hash = hash_password(new)
     ended = end_sessions_of(session, user.id)
+    revoked = end_access(session, reason="password_reset", user_id=user.id)
     record_event(
         session,
         actor,
         "user.password_reset",
         target_type="user",
         target_id=user.id,
-        details={"generated": password is None, "sessions_ended": ended},
+        details={
+            "generated": password is None,
+            "sessions_ended": ended,
+            "grants_revoked": len(revoked),
+        },
     )
     session.flush()
-    return new
+    return PasswordReset(new, ended, len(revoked))
