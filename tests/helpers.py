@@ -56,6 +56,15 @@ def live_server(database_url: str, settings: Mapping[str, str] | None = None) ->
 
     `settings`: more environment for it, e.g. `{"REGDESK_REDIS_URL": ...}`.
     """
+    with live_server_process(database_url, settings) as (base, _):
+        yield base
+
+
+@contextmanager
+def live_server_process(
+    database_url: str, settings: Mapping[str, str] | None = None
+) -> Iterator[tuple[str, int]]:
+    """`live_server`, and the server's process id (to watch its memory in /proc)."""
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("REGDESK_")}
     env.update(settings or {})
@@ -79,7 +88,7 @@ def live_server(database_url: str, settings: Mapping[str, str] | None = None) ->
                 pass
             assert time.monotonic() < deadline, "server did not become healthy in 30 s"
             time.sleep(0.1)
-        yield base
+        yield base, process.pid
     finally:
         process.terminate()
         process.wait(timeout=10)

@@ -14,6 +14,7 @@ from fastapi_offline import FastAPIOffline
 from sqlalchemy import text
 from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
+from regdesk.bodies import BodyLimits
 from regdesk.config import Settings, load_settings
 from regdesk.db import GroupedWrites, LoopReads, instance_secret_key, make_engine
 from regdesk.departments.routes import router as departments_router
@@ -28,7 +29,7 @@ from regdesk.transport import TransportPolicy, proxy_list
 from regdesk.users.routes import current_router
 from regdesk.users.routes import router as users_router
 from regdesk.volunteers.routes import router as volunteers_router
-from regdesk.web.headers import HtmlSecurityHeaders
+from regdesk.web.headers import SecurityHeaders
 from regdesk.web.pages import STATIC_PATH, static_files
 from regdesk.web.routes import router as web_router
 from regdesk.web.visitor import PageRefused, refused_page
@@ -82,8 +83,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     ):
         app.include_router(router)
     app.mount(STATIC_PATH, static_files(), name="static")
-    app.add_middleware(HtmlSecurityHeaders)
+    app.add_middleware(SecurityHeaders)
     app.add_middleware(QuickTokens)  # before routing, after the transport rules
+    app.add_middleware(BodyLimits)  # before anything reads a body, after the transport rules
     # Outermost last: proxies' headers are read first, then the transport rules apply.
     app.add_middleware(TransportPolicy)
     if proxies := proxy_list(settings.trusted_proxies):

@@ -101,6 +101,13 @@ class NotFound(ApiError):
     category = "resource"
 
 
+class RequestTooLarge(ApiError):
+    """413: the request's body is over its route's limit (bodies.py)."""
+
+    status_code = 413
+    category = "request"
+
+
 class RateLimited(ApiError):
     """429: the client has made too many requests; `retryAfter` seconds until the next one
     is counted (also in `Retry-After`). See ratelimit.py."""

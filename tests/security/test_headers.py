@@ -16,8 +16,10 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import Engine
 
+from regdesk.oauth.scopes import SCOPES, Holder
 from tests.api.support import import_rich
-from tests.security.support import Route, assert_page_headers, new_user, page_routes
+from tests.conftest import Apps, bearer
+from tests.security.support import Route, assert_page_headers, new_user, page_routes, routes
 from tests.web.support import authorize_params, log_in, register_app
 
 STATIC_PUBLIC = {"/", "/docs", "/redoc", "/docs/oauth2-redirect"}
@@ -81,3 +83,40 @@ def test_some_pages_were_html(client: TestClient, engine: Engine, records: str) 
         .startswith("text/html")
     ]
     assert len(html) >= len(pages) * 3 // 4, sorted(set(pages) - set(html), key=str)
+
+
+# --- the API ---------------------------------------------------------------------------------
+
+API_BODIES = {"POST": {}, "PUT": {"scope": "convention"}}
+
+
+@pytest.mark.parametrize("route", [r for r in routes() if r.path.startswith("/api/v")], ids=str)
+def test_no_answer_of_the_api_is_kept_by_a_cache(
+    client: TestClient, engine: Engine, records: str, route: Route
+) -> None:
+    """People's records and the errors about them: `no-store`, whoever asks (ASVS V8.2.1)."""
+    apps = Apps(engine, client)
+    every = " ".join(name for name, scope in SCOPES.items() if scope.holder & Holder.SERVICE)
+    service = apps.service_token(every)
+    statuses = set()
+    for headers in ({}, bearer("invalid"), bearer(service)):
+        answer = client.request(
+            route.method, route.url(), json=API_BODIES.get(route.method), headers=headers
+        )
+        statuses.add(answer.status_code)
+        assert answer.headers.get("cache-control") == "no-store", (route, answer.status_code)
+    assert statuses & {200, 204}, statuses  # the record itself was among the answers
+
+
+def test_no_answer_about_the_current_user_is_kept_by_a_cache(
+    client: TestClient, engine: Engine
+) -> None:
+    _, user_id = new_user(engine)
+    tool = Apps(engine, client).register(obo_scopes="pii:basic pii:email pii:phone pii:address")
+    token = Apps(engine, client).mint(
+        tool, "pii:basic pii:email pii:phone pii:address", user_id=user_id
+    )
+    for headers in ({}, bearer(token)):
+        answer = client.get("/api/users/current", headers=headers)
+        assert answer.headers.get("cache-control") == "no-store", answer.status_code
+    assert answer.status_code == 200

@@ -3,6 +3,8 @@
 A signed-out visitor is sent to the login page and comes back; a signed-in one without the
 right is answered 403 with a page saying so. Form actions also check the CSRF token
 (`regdesk.web.csrf`) before anything is read from the form, so a forged POST changes nothing.
+A form whose body may be large (the import's upload) first asks `AskedByAdministrator`, so that
+only an administrator may send that much (regdesk.bodies).
 """
 
 from __future__ import annotations
@@ -13,7 +15,11 @@ from typing import Annotated
 from fastapi import Depends, Request
 
 from regdesk.audit.service import Actor
+from regdesk.db import write_session
+from regdesk.users.permissions import ADMIN
+from regdesk.users.service import permissions_of
 from regdesk.web import csrf
+from regdesk.web.sessions import COOKIE_NAME, find_session
 from regdesk.web.visitor import PageRefused, Visitor, VisitorDep, signed_in
 
 
@@ -61,8 +67,19 @@ async def _admin(request: Request, staffer: Annotated[Staffer, Depends(_staff)])
     return staffer
 
 
+def _asked_by_administrator(request: Request) -> bool:
+    """Whether an administrator is asking, in a transaction of its own: the page's (on SQLite,
+    the one write lock) must not be held while a large body arrives. A writer's, as the page's:
+    finding the session notes the visit."""
+    with write_session(request.app.state.engine) as db:
+        live = find_session(db, request.cookies.get(COOKIE_NAME))
+        return live is not None and ADMIN in permissions_of(db, live.user_id)
+
+
 # An administrator or a department lead; routes narrow a lead to their departments with
 # `staffer.may_manage_department(id)`.
 StaffDep = Annotated[Staffer, Depends(_staff)]
 # The `admin` permission.
 AdminDep = Annotated[Staffer, Depends(_admin)]
+# Whether an administrator is asking, known before the page's transaction begins; refuses no one.
+AskedByAdministrator = Annotated[bool, Depends(_asked_by_administrator)]

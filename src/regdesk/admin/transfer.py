@@ -2,30 +2,32 @@
 `regdesk export`, through the same functions.
 
 An import is all or nothing: a refused document is shown with each error's position and field,
-and nothing is written. The upload's size is checked before its body is read (`MAX_UPLOAD`);
-larger documents are for `regdesk import` on the server.
+and nothing is written. Only an administrator may send the upload's `MAX_UPLOAD` (anyone else,
+a page's small form: regdesk.bodies), and only with its size declared within it; larger
+documents are for `regdesk import` on the server.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Coroutine
-from typing import Annotated, Any
+from collections.abc import AsyncIterator
+from typing import Annotated
 
-from fastapi import APIRouter, File, Query, Request, UploadFile
+from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
-from fastapi.routing import APIRoute
 from starlette.background import BackgroundTask
+from starlette.datastructures import FormData, UploadFile
 
-from regdesk.admin.access import AdminDep, Staffer
+from regdesk.admin.access import AdminDep, AskedByAdministrator, Staffer
 from regdesk.admin.pages import staff_context
 from regdesk.audit.models import AuditEvent
 from regdesk.audit.service import record_event, search_events
+from regdesk.bodies import raise_limit
 from regdesk.config import Settings
 from regdesk.db import refresh_statistics, utcnow
 from regdesk.transfer.exporter import document_text, export_document
 from regdesk.transfer.importer import ImportRejected, import_into, read_uploaded_document
 from regdesk.web.pages import render
-from regdesk.web.visitor import PageDb
+from regdesk.web.visitor import PageDb, PageRefused
 
 MAX_UPLOAD = 10 * 1024 * 1024  # about 20,000 users
 MAX_UPLOAD_TEXT = "10 MB"
@@ -34,24 +36,21 @@ PAGE = "/admin/transfer"
 SECTIONS = ("roles", "users", "departments", "events", "volunteers")
 
 
-class SizeLimitedRoute(APIRoute):
-    """A form action whose request is refused, before its body is read, when its declared
-    size (Content-Length) is over the limit or not given; the page then says why."""
-
-    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
-        handle = super().get_route_handler()
-
-        async def limited(request: Request) -> Response:
-            if request.method == "POST":
-                length = request.headers.get("content-length", "")
-                if not length.isdigit() or int(length) > MAX_UPLOAD + FORM_OVERHEAD:
-                    return RedirectResponse(f"{PAGE}?too_large", status_code=303)
-            return await handle(request)
-
-        return limited
+router = APIRouter(prefix="/transfer")
 
 
-router = APIRouter(prefix="/transfer", route_class=SizeLimitedRoute)
+async def _upload_form(
+    request: Request, administrator: AskedByAdministrator
+) -> AsyncIterator[FormData]:
+    """The import's form, read once it is known whether an administrator sends it: theirs up
+    to the upload's limit, anyone else's within a page's (AdminDep then refuses them)."""
+    if administrator and not raise_limit(request, MAX_UPLOAD + FORM_OVERHEAD):
+        raise PageRefused(RedirectResponse(f"{PAGE}?too_large", status_code=303))
+    form = await request.form()  # Starlette keeps it: AdminDep's CSRF check reads it again
+    try:
+        yield form
+    finally:
+        await form.close()
 
 
 def _page(
@@ -108,12 +107,14 @@ def _counts_of(db: PageDb, event_id: str | None) -> list[tuple[str, dict[str, in
 @router.post("/import")
 def import_upload(
     request: Request,
+    form: Annotated[FormData, Depends(_upload_form)],
     staffer: AdminDep,
     db: PageDb,
-    document: Annotated[UploadFile | None, File()] = None,
 ) -> Response:
-    """The uploaded document through `regdesk import`'s importer, in this page's transaction."""
-    if document is None or not document.filename:
+    """The uploaded document through `regdesk import`'s importer, in this page's transaction
+    (which begins only once the upload has arrived: `form` comes first)."""
+    document = form.get("document")
+    if not isinstance(document, UploadFile) or not document.filename:
         return _page(request, staffer, problem="Choose a file to import.", status_code=400)
     data = document.file.read(MAX_UPLOAD + 1)
     if len(data) > MAX_UPLOAD:

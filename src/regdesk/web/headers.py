@@ -1,9 +1,11 @@
-"""The security headers of every HTML page (decisions.md, Transport).
+"""The security headers of every answer (decisions.md, Transport), in one middleware.
 
 A page may never be framed (the consent screen least of all: clickjacking), never tells
 another site where the visitor was, and runs nothing but what it loads from this origin. Our
 own pages use no script and no inline style at all. The API documentation pages that FastAPI
 serves need an inline script to start, so they get the framing rules but not `default-src`.
+No answer of the API is kept by a cache (`Cache-Control: no-store`): they carry people's data
+and tokens (ASVS V8.2.1; RFC 6749 5.1 for the token endpoint's).
 """
 
 from __future__ import annotations
@@ -45,8 +47,9 @@ def policy_with_form_target(address: str) -> str:
     return PAGE_POLICY.replace("form-action 'self'", f"form-action 'self' {source}")
 
 
-class HtmlSecurityHeaders:
-    """ASGI middleware: adds the headers above to every `text/html` response."""
+class SecurityHeaders:
+    """ASGI middleware: adds the headers above to every `text/html` response, and `no-store`
+    to every answer under /api/."""
 
     def __init__(self, app: ASGIApp, docs_paths: Iterable[str] = API_DOCS_PATHS) -> None:
         self.app = app
@@ -58,11 +61,14 @@ class HtmlSecurityHeaders:
             return
         # A page may bring its own policy (the consent screen does); else the one for all.
         policy = DOCS_POLICY if scope["path"] in self.docs_paths else PAGE_POLICY
+        api = scope["path"].startswith("/api/")
 
         async def send_with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
                 headers = MutableHeaders(scope=message)
-                if headers.get("content-type", "").startswith("text/html"):
+                if api:
+                    headers.setdefault("Cache-Control", "no-store")
+                elif headers.get("content-type", "").startswith("text/html"):
                     for name, value in HTML_HEADERS.items():
                         headers.setdefault(name, value)
                     headers.setdefault("Content-Security-Policy", policy)
