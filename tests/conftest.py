@@ -112,9 +112,13 @@ def cli(engine: Engine, database_url: str) -> Cli:
 # --- the API -------------------------------------------------------------------------------
 
 
+# Every test client speaks to https://testserver: that is the instance's public address.
+PUBLIC_URL = "https://testserver"
+
+
 @pytest.fixture
 def app(engine: Engine, database_url: str) -> FastAPI:
-    return create_app(load_settings(database_url=database_url))
+    return create_app(load_settings(database_url=database_url, public_url=PUBLIC_URL))
 
 
 @pytest.fixture

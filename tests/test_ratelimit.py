@@ -90,8 +90,11 @@ def forget_counters(url: str, secret_key: str) -> int:
 
 
 def elsewhere(client: TestClient, address: str) -> TestClient:
-    """The same running app, seen from another address."""
-    return TestClient(client.app, base_url="https://testserver", client=(address, 50000))
+    """The same running app, seen from another address (on the same event loop: the app's
+    loop-owned connections serve that loop's thread only)."""
+    other = TestClient(client.app, base_url="https://testserver", client=(address, 50000))
+    other.portal = client.portal
+    return other
 
 
 def limit_headers(response: httpx.Response) -> tuple[int, int, int]:
@@ -192,7 +195,7 @@ def test_the_429_is_documented_and_fits_its_schema(serve: Serve, engine: Engine)
 # --- the token endpoint --------------------------------------------------------------------
 
 
-def test_token_requests_count_per_client_before_it_is_authenticated(
+def test_token_requests_count_against_their_client_only_once_it_authenticated(
     serve: Serve, engine: Engine
 ) -> None:
     client = serve(token_rate_limit="4/minute")
@@ -200,17 +203,23 @@ def test_token_requests_count_per_client_before_it_is_authenticated(
     tool = apps.register(service_scopes="user:read")
     other = apps.register(service_scopes="user:read")
     grant = {"grant_type": "client_credentials"}
+    stranger = elsewhere(client, "198.51.100.7")
+    for _ in range(6):  # the tool's id with wrong secrets, by Basic, by form, as `01`
+        assert stranger.post(TOKEN, data=grant, auth=(tool.client_id, "wrong")).status_code == 401
+        wrong = {**grant, "client_id": f"0{tool.client_id}", "client_secret": "x"}
+        assert stranger.post(TOKEN, data=wrong).status_code == 401
     answers = [
-        client.post(TOKEN, data=grant, auth=(tool.client_id, "wrong")),
-        # `01` is client 1 to the token endpoint: it must be to the limit too.
-        client.post(TOKEN, data={**grant, "client_id": f"0{tool.client_id}", "client_secret": "x"}),
-        client.post("/api/oauth/introspect", data={"token": "x"}, auth=(tool.client_id, "wrong")),
+        client.post(TOKEN, data=grant, auth=(tool.client_id, tool.client_secret)),
+        client.post(
+            "/api/oauth/introspect", data={"token": "x"}, auth=(tool.client_id, tool.client_secret)
+        ),
         client.post(
             "/api/oauth/revoke",
             data={"token": "x", "client_id": tool.client_id, "client_secret": tool.client_secret},
         ),
+        client.post(TOKEN, data=grant, auth=(tool.client_id, tool.client_secret)),
     ]
-    assert [a.status_code for a in answers] == [401, 401, 401, 200]
+    assert [a.status_code for a in answers] == [200, 200, 200, 200]
     assert [limit_headers(a)[:2] for a in answers] == [(4, 3), (4, 2), (4, 1), (4, 0)]
 
     refused = client.post(TOKEN, data=grant, auth=(tool.client_id, tool.client_secret))
@@ -229,33 +238,36 @@ def test_token_requests_count_per_client_before_it_is_authenticated(
     assert limit_headers(issued)[:2] == (4, 3)
 
 
-def test_a_token_request_naming_two_clients_counts_against_both(
+def test_failed_client_authentications_count_against_the_senders_address(
     serve: Serve, engine: Engine
 ) -> None:
-    # Authentication tries HTTP Basic, then the form: a guess in either must be counted.
-    client = serve(token_rate_limit="1/minute")
+    client = serve(token_failure_rate_limit="3/minute")
     apps = Apps(engine, client)
-    basic, form = (
-        apps.register(service_scopes="user:read"),
-        apps.register(service_scopes="user:read"),
-    )
-    mixed = client.post(
-        TOKEN,
-        data={
-            "grant_type": "client_credentials",
-            "client_id": form.client_id,
-            "client_secret": "x",
-        },
-        auth=(basic.client_id, "wrong"),
-    )
-    assert mixed.status_code == 401
-    for registered in (basic, form):
-        again = client.post(
-            TOKEN,
-            data={"grant_type": "client_credentials"},
-            auth=(registered.client_id, registered.client_secret),
+    tool = apps.register(service_scopes="user:read")
+    grant = {"grant_type": "client_credentials"}
+    guesser = elsewhere(client, "198.51.100.7")
+    wrong = [
+        guesser.post(TOKEN, data=grant, auth=(tool.client_id, "wrong")),
+        guesser.post("/api/oauth/revoke", data={"token": "x"}, auth=("999", "x")),
+        guesser.post("/api/oauth/introspect", data={"token": "x"}),  # no credentials at all
+    ]
+    assert [a.status_code for a in wrong] == [401, 401, 401]
+    assert [limit_headers(a)[:2] for a in wrong] == [(3, 2), (3, 1), (3, 0)]
+
+    # Spent: refused before its credentials are checked, even the right ones (one could be a
+    # lucky guess), on the quick path and on Authlib's alike.
+    for form in (grant, {**grant, "scope": "pii:basic"}):
+        refused = guesser.post(TOKEN, data=form, auth=(tool.client_id, tool.client_secret))
+        assert refused.status_code == 429, refused.text
+        assert refused.json()["error_description"].startswith(
+            "Too many failed client authentications from your address."
         )
-        assert again.status_code == 429, registered
+        assert 1 <= int(refused.headers["Retry-After"]) <= 60
+
+    # The tool itself, from its own address, is not touched.
+    issued = client.post(TOKEN, data=grant, auth=(tool.client_id, tool.client_secret))
+    assert issued.status_code == 200
+    assert limit_headers(issued)[1] == 1199
 
 
 # --- the login form ------------------------------------------------------------------------
@@ -269,9 +281,14 @@ def cheap_password_hashing(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.mark.usefixtures("cheap_password_hashing")
-def test_every_login_submission_counts_against_its_address(serve: Serve, engine: Engine) -> None:
+def test_every_password_check_of_a_new_browser_counts_against_its_address(
+    serve: Serve, engine: Engine
+) -> None:
     client = serve(login_rate_limit="3/minute")
     make_user(engine)
+    known = elsewhere(client, "testclient")  # the same address, a browser of its own
+    assert log_in(known, "fox", PASSWORD).status_code == 303
+    # A forged form checks no password: it is refused, and costs the address nothing.
     without_csrf = client.post("/login", data={"username": "fox", "password": PASSWORD})
     assert without_csrf.status_code == 403
     assert log_in(client, "fox", "wrong").status_code == 200
@@ -285,6 +302,9 @@ def test_every_login_submission_counts_against_its_address(serve: Serve, engine:
     assert session_cookie(client) is None
 
     assert log_in(elsewhere(client, "198.51.100.7"), "fox", PASSWORD).status_code == 303
+    # The browser that signed in before is not held up by the others at its address.
+    known.cookies.delete("regdesk_session")
+    assert log_in(known, "fox", PASSWORD).status_code == 303
 
 
 @pytest.mark.usefixtures("cheap_password_hashing")

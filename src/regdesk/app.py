@@ -87,7 +87,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_middleware(QuickTokens)  # before routing, after the transport rules
     app.add_middleware(BodyLimits)  # before anything reads a body, after the transport rules
     # Outermost last: proxies' headers are read first, then the transport rules apply.
-    app.add_middleware(TransportPolicy)
+    app.add_middleware(TransportPolicy, allowed_hosts=settings.allowed_hosts)
     if proxies := proxy_list(settings.trusted_proxies):
         app.add_middleware(ProxyHeadersMiddleware, trusted_hosts=proxies)
 

@@ -112,6 +112,14 @@ def emit(as_json: bool, document: Any, text: str) -> None:
     "--default-phone-region",
     help="Region of phones without +country [REGDESK_DEFAULT_PHONE_REGION]",
 )
+@click.option(
+    "--public-url",
+    help="The address clients use, e.g. https://reg.example.org [REGDESK_PUBLIC_URL]",
+)
+@click.option(
+    "--trusted-proxies",
+    help="Addresses or networks of TLS-terminating proxies [REGDESK_TRUSTED_PROXIES]",
+)
 @click.version_option(package_name="regdesk")
 @click.pass_context
 def main(ctx: click.Context, /, **options: Any) -> None:
@@ -147,6 +155,11 @@ def serve(
 
     if bool(tls_cert) != bool(tls_key):
         raise click.UsageError("--tls-cert and --tls-key go together")
+    if context.settings.public_url is None:
+        # decisions.md, Transport: the issuer never comes from a request's Host header.
+        context.overrides["public_url"] = listening_url(host, port, tls=bool(tls_cert))
+    else:
+        warn_of_a_proxy_not_trusted(context.settings, host)
     # Migrate and settle the secret key once, here, before any worker starts.
     instance_secret_key(context.engine, context.settings.secret_key)
     context.engine.dispose()
@@ -167,6 +180,40 @@ def serve(
         log_level="info",
         access_log=context.settings.access_log == "on",
     )
+
+
+def listening_url(host: str, port: int, *, tls: bool) -> str:
+    """The public URL of a server on loopback: the address it listens on."""
+    from regdesk.transport import is_loopback
+
+    name = f"[{host}]" if ":" in host else host
+    if not is_loopback(name) or port == 0:
+        raise click.UsageError(
+            f"serving on {host}:{port} needs the address clients use: set REGDESK_PUBLIC_URL "
+            "(or --public-url), e.g. https://reg.example.org"
+        )
+    return f"{'https' if tls else 'http'}://{name}:{port}"
+
+
+def warn_of_a_proxy_not_trusted(settings: Settings, host: str) -> None:
+    """A public https address served on loopback is a proxy in front: without trusting it,
+    requests look like plain HTTP, so cookies lose `Secure` and HSTS is not sent."""
+    from urllib.parse import urlsplit
+
+    from regdesk.transport import is_loopback
+
+    public = urlsplit(settings.public_url or "")
+    if (
+        public.scheme == "https"
+        and not is_loopback(public.hostname or "")
+        and is_loopback(host)
+        and not settings.trusted_proxies
+    ):
+        click.echo(
+            "warning: REGDESK_PUBLIC_URL is https but no proxy is trusted: set "
+            "REGDESK_TRUSTED_PROXIES=127.0.0.1 so that the proxy's X-Forwarded-Proto is believed",
+            err=True,
+        )
 
 
 @main.group()

@@ -7,11 +7,18 @@ overrides, so an option beats the environment, which beats the default.
 from __future__ import annotations
 
 from typing import Literal
+from urllib.parse import urlsplit
 
 from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from regdesk.transport import is_loopback
+
 DEFAULT_DATABASE_URL = "sqlite:///./regdesk.sqlite3"
+# The issuer when REGDESK_PUBLIC_URL is unset: `regdesk serve` sets the address it listens on
+# instead; an app built without either (tests, a bare uvicorn) still has a stable one.
+DEFAULT_PUBLIC_URL = "http://127.0.0.1:8000"
+LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
 
 
 class Settings(BaseSettings):
@@ -51,6 +58,12 @@ class Settings(BaseSettings):
         description="Token requests per client. At least the API's own limit, so a client "
         "that fetches a token for every lookup works (decisions.md, Limits).",
     )
+    token_failure_rate_limit: str = Field(
+        default="100/minute",
+        description="Token, revocation and introspection requests whose client fails to "
+        "authenticate, per sender address; past it, that address is refused before its "
+        "credentials are checked. Only authenticated requests count against a client.",
+    )
     login_rate_limit: str = Field(
         default="120/minute",
         description="Login form submissions per client address (a venue's Wi-Fi is one "
@@ -63,8 +76,9 @@ class Settings(BaseSettings):
     )
     public_url: str | None = Field(
         default=None,
-        description="The address clients use (https://reg.example.org): the OAuth issuer. "
-        "Unset: the address each request came to.",
+        description="The address clients use (https://reg.example.org): the OAuth issuer, "
+        "and the only host name requests may name. Required to serve beyond loopback; unset, "
+        "`regdesk serve` uses the loopback address it listens on.",
     )
     refresh_token_idle_ttl: int = Field(
         default=0,
@@ -86,9 +100,9 @@ class Settings(BaseSettings):
     @field_validator("public_url")
     @classmethod
     def _public_url_is_an_origin(cls, value: str | None) -> str | None:
-        if value is not None and not value.startswith(("https://", "http://")):
-            raise ValueError("REGDESK_PUBLIC_URL must be an absolute http(s) address")
-        return value.rstrip("/") if value else None
+        if value is None:
+            return None
+        return public_origin(value)
 
     @field_validator("default_phone_region")
     @classmethod
@@ -96,6 +110,45 @@ class Settings(BaseSettings):
         if len(value) != 2 or not value.isalpha():
             raise ValueError("REGDESK_DEFAULT_PHONE_REGION must be an ISO 3166-1 alpha-2 code")
         return value.upper()
+
+    @property
+    def issuer(self) -> str:
+        """The OAuth issuer (RFC 8414, RFC 9207 `iss`): never taken from a request."""
+        return self.public_url or DEFAULT_PUBLIC_URL
+
+    @property
+    def allowed_hosts(self) -> frozenset[str] | None:
+        """The `Host` values requests may carry (host, or host:port); None: any (no public URL
+        set). A loopback public URL also answers to the other loopback names, same port."""
+        if self.public_url is None:
+            return None
+        parts = urlsplit(self.public_url)
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+        host = parts.netloc.rpartition(":")[0] if parts.port else parts.netloc
+        names = {host.lower()}
+        if is_loopback(host):
+            names.update(LOOPBACK_NAMES)
+        return frozenset({*names, *(f"{name}:{port}" for name in names)})
+
+
+def public_origin(value: str) -> str:
+    """A public URL checked and normalised: an origin (scheme, host, port), https unless the
+    host is loopback (api.md 5: every request uses HTTPS)."""
+    text = value.strip().rstrip("/")
+    try:
+        parts = urlsplit(text)
+        parts.port  # noqa: B018 (raises on a port that is not a number)
+    except ValueError:
+        raise ValueError(f"REGDESK_PUBLIC_URL {value!r} is not a URL") from None
+    if parts.scheme not in ("https", "http") or not parts.hostname:
+        raise ValueError("REGDESK_PUBLIC_URL must be an absolute address: https://reg.example.org")
+    if parts.path or parts.query or parts.fragment or parts.username or parts.password:
+        raise ValueError(
+            "REGDESK_PUBLIC_URL must be an origin only (scheme, host and port), with no path"
+        )
+    if parts.scheme == "http" and not is_loopback(parts.hostname):
+        raise ValueError("REGDESK_PUBLIC_URL must use https unless its host is loopback")
+    return f"{parts.scheme}://{parts.netloc.lower()}"
 
 
 def load_settings(**overrides: object) -> Settings:

@@ -169,8 +169,10 @@ class Query:
 
 
 def naive_utc(value: dt.datetime | str) -> dt.datetime:
-    """A timestamp column's raw value as naive UTC (SQLite keeps them as ISO text)."""
-    return dt.datetime.fromisoformat(value) if isinstance(value, str) else value
+    """A timestamp as naive UTC: a column's raw value (SQLite keeps them as ISO text), an ISO
+    string, or an aware datetime."""
+    moment = dt.datetime.fromisoformat(value) if isinstance(value, str) else value
+    return moment.astimezone(dt.UTC).replace(tzinfo=None) if moment.tzinfo else moment
 
 
 SQLITE_BUSY, SQLITE_LOCKED = 5, 6

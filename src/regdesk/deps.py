@@ -32,9 +32,9 @@ def _writing(request: Request) -> Iterator[Session]:
 
 
 def issuer(request: Request) -> str:
-    """The OAuth issuer (RFC 8414, RFC 9207 `iss`): REGDESK_PUBLIC_URL, else this origin."""
+    """The OAuth issuer (RFC 8414, RFC 9207 `iss`): from the settings, never the request."""
     settings: Settings = request.app.state.settings
-    return settings.public_url or str(request.base_url).rstrip("/")
+    return settings.issuer
 
 
 async def _issuer(request: Request) -> str:

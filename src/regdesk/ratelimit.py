@@ -1,14 +1,19 @@
 """Rate limits per client (decisions.md, Limits; operator.md, REGDESK_RATE_LIMITS).
 
-What is counted, and against whom:
+What is counted, and against whom (a limit is charged only to whoever proved who they are,
+so that nobody can spend someone else's budget):
 - `api:<application id>`: every API request made with a live token of that application
   (REGDESK_API_RATE_LIMIT), counted by the bearer guard before the scope check;
-- `token:<client id>`: every token, revocation and introspection request naming that client
-  (REGDESK_TOKEN_RATE_LIMIT), counted BEFORE the client is authenticated, so that wrong
-  secrets count too;
-- `login:<client address>`: every login form submission from that address, an IPv6 client's
-  whole /64 (REGDESK_LOGIN_RATE_LIMIT). The database-backed throttle of failed logins
+- `token:<client id>`: every token, revocation and introspection request whose client
+  AUTHENTICATED (REGDESK_TOKEN_RATE_LIMIT): a stranger naming the client spends nothing of it;
+- `token_failure:<address>`: every such request whose client authentication FAILED, against
+  the sender's address (REGDESK_TOKEN_FAILURE_RATE_LIMIT); once that is spent, requests from
+  the address are refused before their credentials are checked;
+- `login:<address>`: every login form submission from a browser that is not trusted for the
+  account it names (REGDESK_LOGIN_RATE_LIMIT). The database-backed throttle of failed logins
   (`web/throttle.py`) applies as well.
+An address is the client's as the transport rules see it (after trusted proxies), an IPv6
+client's whole /64.
 Every key lives in a namespace derived from the instance's secret key, so two deployments that
 share one Redis never share a counter.
 
@@ -35,6 +40,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import ipaddress
 import logging
 import math
 import threading
@@ -56,7 +62,7 @@ from regdesk.config import Settings
 
 log = logging.getLogger("regdesk.ratelimit")
 
-Kind = Literal["api", "token", "login"]
+Kind = Literal["api", "token", "token_failure", "login"]
 
 STATE_KEY = "rate_limit"  # where a route leaves its Verdict, in the request's state
 KEY_PREFIX = "regdesk"  # every Redis key starts with it
@@ -139,6 +145,9 @@ class RateLimits:
         limits: dict[Kind, Sequence[RateLimitItem]] = {
             "api": _parse("REGDESK_API_RATE_LIMIT", settings.api_rate_limit),
             "token": _parse("REGDESK_TOKEN_RATE_LIMIT", settings.token_rate_limit),
+            "token_failure": _parse(
+                "REGDESK_TOKEN_FAILURE_RATE_LIMIT", settings.token_failure_rate_limit
+            ),
             "login": _parse("REGDESK_LOGIN_RATE_LIMIT", settings.login_rate_limit),
         }
         if settings.redis_url:
@@ -149,8 +158,11 @@ class RateLimits:
             return cls(cast(Storage, storage), limits, shared=True)
         return cls(cast(Storage, storage_from_string("memory://")), limits, shared=False)
 
-    def count(self, kind: Kind, names: Iterable[str], namespace: str) -> Verdict | None:
-        """Count one request of `kind` against each of `names` (a client, an address).
+    def count(
+        self, kind: Kind, names: Iterable[str], namespace: str, *, charge: bool = True
+    ) -> Verdict | None:
+        """Count one request of `kind` against each of `names` (a client, an address); with
+        `charge` False only look: would one more be allowed?
 
         None when the request cannot be counted because the store is unreachable: it is then
         served without a limit (fail open).
@@ -159,7 +171,7 @@ class RateLimits:
             return None
         try:
             verdicts = [
-                self._hit(item, namespace, kind, name)
+                self._hit(item, charge, namespace, kind, name)
                 for name in dict.fromkeys(names)
                 for item in self.limits[kind]
             ]
@@ -169,8 +181,8 @@ class RateLimits:
         self._store_answered()
         return most_restrictive(verdicts)
 
-    def _hit(self, item: RateLimitItem, *key: str) -> Verdict:
-        allowed = self.limiter.hit(item, *key)
+    def _hit(self, item: RateLimitItem, charge: bool, *key: str) -> Verdict:
+        allowed = self.limiter.hit(item, *key) if charge else self.limiter.test(item, *key)
         reset_at, remaining = self.limiter.get_window_stats(item, *key)
         # Clamped: with Redis the timestamps come from every host's clock.
         reset = min(item.get_expiry(), max(1, math.ceil(reset_at - time.time())))
@@ -223,13 +235,46 @@ def count(request: Request, kind: Kind, *names: str) -> Verdict | None:
 
     None: not limited (REGDESK_RATE_LIMITS=off, or the store is unreachable).
     """
+    return _counted(request, kind, names, charge=True)
+
+
+def spent(request: Request, kind: Kind, *names: str) -> Verdict | None:
+    """The refusal a request of `kind` would meet now, without counting it; None: it would be
+    allowed (or nothing is limited). A refusal also goes out as headers."""
+    verdict = _counted(request, kind, names, charge=False)
+    return verdict if verdict is not None and not verdict.allowed else None
+
+
+def _counted(request: Request, kind: Kind, names: Iterable[str], *, charge: bool) -> Verdict | None:
     limits: RateLimits | None = request.app.state.rate_limits
     if limits is None:
         return None
-    verdict = limits.count(kind, names, instance_namespace(request.app.state.secret_key))
-    if verdict is not None:
+    namespace = instance_namespace(request.app.state.secret_key)
+    verdict = limits.count(kind, names, namespace, charge=charge)
+    if verdict is not None and (charge or not verdict.allowed):
         setattr(request.state, STATE_KEY, verdict)
     return verdict
+
+
+def sender(request: Request) -> str:
+    """The address a request's limits are counted against (see `address_key`)."""
+    return address_key(request.client.host if request.client else None)
+
+
+def address_key(address: str | None) -> str:
+    """An IPv6 client's whole /64, which one subscriber usually holds; else the address as
+    given (an IPv4-mapped IPv6 address as its IPv4 one)."""
+    if not address:
+        return "unknown"
+    try:
+        parsed = ipaddress.ip_address(address)
+    except ValueError:
+        return address
+    if isinstance(parsed, ipaddress.IPv6Address):
+        if parsed.ipv4_mapped is not None:
+            return str(parsed.ipv4_mapped)
+        return str(ipaddress.ip_network(f"{parsed}/64", strict=False))
+    return str(parsed)
 
 
 def verdict_of(request: Request) -> Verdict | None:

@@ -293,7 +293,7 @@ def test_rotating_the_secret_stops_the_old_one_at_once(
     assert event.actor == f"user:{people.admin.user_id}"
 
 
-def test_suspending_stops_its_tokens_at_once_and_lifting_it_restores_them(
+def test_suspending_ends_its_tokens_at_once_and_for_good(
     people: People, engine: Engine, client: TestClient
 ) -> None:
     client_id, secret = shown_secret(register(people.admin))
@@ -309,7 +309,10 @@ def test_suspending_stops_its_tokens_at_once_and_lifting_it_restores_them(
     assert "Lift the suspension" in page.text
     lifted = people.admin.post(f"/admin/applications/{client_id}/unsuspend")
     assert lifted.headers["location"].endswith("?done=unsuspended")
-    assert client.get("/api/v0/roles", headers=bearer(issued)).status_code == 200
+    # decisions.md, Scopes: lifting it brings no token back; it gets new ones.
+    assert client.get("/api/v0/roles", headers=bearer(issued)).status_code == 401
+    renewed = token(client, client_id, secret).json()["access_token"]
+    assert client.get("/api/v0/roles", headers=bearer(renewed)).status_code == 200
     assert [e.action for e in audit(engine, "app.suspended")] == ["app.suspended"]
     assert [e.action for e in audit(engine, "app.unsuspended")] == ["app.unsuspended"]
 

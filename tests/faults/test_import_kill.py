@@ -255,8 +255,14 @@ def assert_consistent(database: Database) -> None:
             assert connection.exec_driver_sql("PRAGMA integrity_check").scalar() == "ok"
             assert connection.exec_driver_sql("PRAGMA foreign_key_check").all() == []
         else:
-            # No client holds a lock on the schema's tables any more (the killed one is gone).
-            assert connection.execute(SCHEMA_LOCKS).scalar_one() == 0
+            # No client holds a lock on the schema's tables any more (the killed one is gone):
+            # a backend whose client went away may take a moment to notice and let go.
+            wait_until(
+                lambda: connection.execute(SCHEMA_LOCKS).scalar_one() == 0,
+                10,
+                "the schema's locks to be let go",
+                every=0.1,
+            )
 
 
 def rows(database: Database) -> dict[str, list[str]]:

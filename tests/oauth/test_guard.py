@@ -142,7 +142,7 @@ def test_expired_token_is_401_token_expired(client: TestClient, engine: Engine, 
     assert "expired" in response.headers["www-authenticate"]
 
 
-def test_suspension_stops_tokens_at_once_and_reinstatement_revives_them(
+def test_suspension_stops_tokens_at_once_and_for_good(
     client: TestClient, engine: Engine, apps: Apps
 ) -> None:
     user_id = add_user(engine, "sam")
@@ -153,10 +153,11 @@ def test_suspension_stops_tokens_at_once_and_reinstatement_revives_them(
     with write_session(engine) as session:
         set_suspended(session, Actor("test"), app_id, True)
     assert_invalid_token(get_user(client, user_id, bearer(token)))
-    # Suspension is reversible; the token is unexpired and unrevoked: it works again.
+    # Reinstated (decisions.md, Scopes): the application starts anew, its old token stays dead.
     with write_session(engine) as session:
         set_suspended(session, Actor("test"), app_id, False)
-    assert get_user(client, user_id, bearer(token)).status_code == 200
+    assert_invalid_token(get_user(client, user_id, bearer(token)))
+    assert get_user(client, user_id, bearer(service_token(client, app))).status_code == 200
 
     # An expired token of a suspended application is simply not a live token.
     with write_session(engine) as session:
@@ -205,6 +206,15 @@ def test_a_scope_removed_from_the_application_stops_working_at_once(
     for call in calls.values():
         assert_insufficient_scope(call(bearer(token)), VOLUNTEER_READ)
     assert get_user(client, user_id, bearer(token)).status_code == 200
+
+    # Given back, the scope is the application's again, but not this token's (decisions.md).
+    with write_session(engine) as session:
+        scopes = f"{USER_READ} {VOLUNTEER_READ}"
+        update_application(session, Actor("test"), app.id, service_scopes=scopes)
+    for call in calls.values():
+        assert_insufficient_scope(call(bearer(token)), VOLUNTEER_READ)
+    fresh = service_token(client, app)
+    assert all(call(bearer(fresh)).status_code in (200, 404) for call in calls.values())
 
 
 # --- a user's (OBO) token ------------------------------------------------------------------

@@ -24,7 +24,7 @@ from regdesk.app import create_app
 from regdesk.config import load_settings
 from regdesk.db import make_engine
 from regdesk.migrations.runner import upgrade
-from tests.conftest import scratch_database_url
+from tests.conftest import PUBLIC_URL, scratch_database_url
 
 # Rate limits are on, as in production, but high: hundreds of attacks from one address in a
 # minute are this suite's business, not the limits' (tests/test_ratelimit.py has those).
@@ -63,6 +63,7 @@ def engine(database_url: str) -> Iterator[Engine]:
 def app(engine: Engine, database_url: str) -> FastAPI:
     settings = load_settings(
         database_url=database_url,
+        public_url=PUBLIC_URL,
         api_rate_limit=GENEROUS,
         token_rate_limit=GENEROUS,
         login_rate_limit=GENEROUS,

@@ -45,10 +45,12 @@ SERVICE_CHOICES = [scope for scope in SCOPES.values() if scope.holder & Holder.S
 NOTICES = {
     "saved": "The changes were saved.",
     "rescoped": "The changes were saved. Its scopes changed: everyone who authorized it must "
-    "authorize it again, and scopes it lost stopped working at once for its tokens.",
-    "suspended": "The application is suspended: its tokens stopped working, and it cannot "
-    "get new ones.",
-    "unsuspended": "The suspension is lifted: the application can get tokens again.",
+    "authorize it again, and scopes it lost stopped working at once, for good, for the tokens "
+    "it holds.",
+    "suspended": "The application is suspended: its tokens and authorizations ended for good, "
+    "and it cannot get new tokens.",
+    "unsuspended": "The suspension is lifted: the application can get new tokens; people "
+    "authorize it again.",
 }
 
 TextField = Annotated[str, Form()]

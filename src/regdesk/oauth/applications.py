@@ -2,11 +2,13 @@
 
 Every change is written with an audit event in the same transaction. A change of scopes bumps
 `scopes_version`, which makes the application's existing grants stop refreshing (api.md 5.1.5).
+What a suspension or a scope's removal takes from tokens already issued, it takes for good
+(decisions.md, Scopes): the application records when (`tokens_valid_after`, `scope_cutoffs`)
+and the token readers (oauth/tokens.py) hold every token to it.
 """
 
 from __future__ import annotations
 
-import ipaddress
 from collections.abc import Sequence
 from typing import Any
 from urllib.parse import urlsplit
@@ -16,12 +18,14 @@ from sqlalchemy.orm import Session
 
 from regdesk.audit.service import Actor, record_changes, record_event
 from regdesk.db import sync_sequences, utcnow
+from regdesk.oauth.grants import end_access
 from regdesk.oauth.models import Application
 from regdesk.oauth.scopes import Holder, ScopeError, check_scopes, format_scopes, parse_scopes
+from regdesk.oauth.tokens import TokenKind, cutoff_key
 from regdesk.security import hash_client_secret, new_secret
+from regdesk.transport import is_loopback
 
 MIN_IMPORTED_SECRET_LENGTH = 16
-LOOPBACK_HOSTS = {"localhost"}
 
 
 class ApplicationError(ValueError):
@@ -44,21 +48,12 @@ def check_redirect_uri(uri: str) -> str:
     if parts.scheme == "https" and parts.hostname:
         return uri
     if parts.scheme == "http" and parts.hostname:
-        if _is_loopback(parts.hostname):
+        if is_loopback(parts.hostname):
             return uri
         raise ApplicationError(f"redirect URI {uri!r}: plain http is allowed only on loopback")
     if parts.scheme and "." in parts.scheme and parts.scheme not in ("http", "https"):
         return uri
     raise ApplicationError(f"redirect URI {uri!r} is not an absolute https URI")
-
-
-def _is_loopback(host: str) -> bool:
-    if host in LOOPBACK_HOSTS:
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def _checked_scopes(value: str, holder: Holder, field: str) -> str:
@@ -165,26 +160,51 @@ def update_application(
         changes["service_scopes"] = _checked_scopes(
             service_scopes, Holder.SERVICE, "service scopes"
         )
+    before = {
+        TokenKind.OBO: application.obo_scopes,
+        TokenKind.SERVICE: application.service_scopes,
+    }
     changed = record_changes(
         session, actor, application, changes, action="app.updated", target_type="application"
     )
     if {"obo_scopes", "service_scopes"} & set(changed):
         application.scopes_version += 1
+        _cut_removed_scopes(application, before)
     return application
 
 
+def _cut_removed_scopes(application: Application, before: dict[TokenKind, str]) -> None:
+    """Tokens issued until now never hold again a scope removed now, even when given back."""
+    now = utcnow().isoformat()
+    after = {TokenKind.OBO: application.obo_scopes, TokenKind.SERVICE: application.service_scopes}
+    removed = {
+        cutoff_key(kind, scope): now
+        for kind, scopes in before.items()
+        for scope in set(parse_scopes(scopes)) - set(parse_scopes(after[kind]))
+    }
+    if removed:
+        application.scope_cutoffs = {**(application.scope_cutoffs or {}), **removed}
+
+
 def set_suspended(session: Session, actor: Actor, client_id: int, suspended: bool) -> Application:
-    """Suspend (its tokens stop working at once) or reinstate an application."""
+    """Suspend or reinstate an application. A suspension ends, at once and for good, every
+    token and grant it holds and every code not yet redeemed: reinstated, it starts anew."""
     application = get_application(session, client_id)
     if application.suspended != suspended:
         application.suspended = suspended
         application.updated_at = utcnow()
+        details = None
+        if suspended:
+            application.tokens_valid_after = application.updated_at
+            ended = end_access(session, reason="application_suspended", application_id=client_id)
+            details = {"grants_revoked": len(ended)}
         record_event(
             session,
             actor,
             "app.suspended" if suspended else "app.unsuspended",
             target_type="application",
             target_id=application.id,
+            details=details,
         )
     return application
 

@@ -32,6 +32,12 @@ class Application(Base):
     created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime(), default=utcnow)
     updated_at: Mapped[dt.datetime] = mapped_column(UTCDateTime(), default=utcnow)
     secret_rotated_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime())
+    # decisions.md, Scopes: what a suspension or a scope's removal ends stays ended, whatever
+    # is given back later. Tokens issued at or before `tokens_valid_after` (the last
+    # suspension) are dead; a token issued at or before `scope_cutoffs["obo:pii:email"]` (an
+    # ISO timestamp: when that OBO scope was last removed) never holds that scope again.
+    tokens_valid_after: Mapped[dt.datetime | None] = mapped_column(UTCDateTime())
+    scope_cutoffs: Mapped[dict[str, str]] = mapped_column(JSON, default=dict)
 
 
 class Grant(Base):
@@ -54,7 +60,11 @@ class Grant(Base):
 
 class AuthorizationCode(Base):
     __tablename__ = "oauth_authorization_codes"
-    __table_args__ = (Index("ix_oauth_authorization_codes_expires_at", "expires_at"),)
+    __table_args__ = (
+        Index("ix_oauth_authorization_codes_expires_at", "expires_at"),
+        # A user's revocation and an administrator's reset end the user's codes (grants.py).
+        Index("ix_oauth_authorization_codes_user_id_application_id", "user_id", "application_id"),
+    )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     code_hash: Mapped[str] = mapped_column(String(64), unique=True)

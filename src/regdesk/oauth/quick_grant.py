@@ -11,7 +11,10 @@ scope to refuse, a rate limit reached, a database that would make the loop wait)
 body replayed, to the token route and through Authlib's server in a worker thread
 (oauth/server.py), which also writes every error answer. So the two paths cannot disagree
 about what is refused: this one only ever succeeds, and only where the full path would succeed
-the same way. The transport rules (transport.py) apply first, as to every request.
+the same way: the same reading of the credentials (oauth/clients.py), the same rate limits
+charged the same way (the sender's spent failure budget refuses first; only an authenticated
+request counts against its client, once). The transport rules (transport.py) apply first, as
+to every request.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import datetime as dt
 import functools
 import json
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import Dialect
@@ -27,12 +31,12 @@ from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from regdesk import ratelimit
-from regdesk.db import ID_MAX, GroupedWrites, LoopReads, Query, UTCDateTime, utcnow
+from regdesk.db import GroupedWrites, LoopReads, Query, UTCDateTime, utcnow
 from regdesk.errors import DATABASE_UNAVAILABLE, OAuthError
-from regdesk.oauth.clients import basic_credentials, named_clients
+from regdesk.oauth.clients import ClientCredentials, client_credentials, client_number
 from regdesk.oauth.scopes import ScopeError, check_service_scopes, format_scopes, parse_scopes
 from regdesk.oauth.token_form import MAX_TOKEN_BODY, token_fields
-from regdesk.security import new_secret, token_hash, verify_client_secret
+from regdesk.security import new_secret, token_hash
 
 TOKEN_PATH = "/api/oauth/token"
 
@@ -47,43 +51,56 @@ NEW_TOKEN = Query("""
 """)
 
 
-async def quick_token(
+@dataclass(frozen=True)
+class QuickClient:
+    """An application that authenticated on the quick path, with its approved service scopes."""
+
+    id: int
+    approved: str
+
+
+def quick_client(
     reads: LoopReads,
-    tokens: GroupedWrites,
     fields: Mapping[str, Sequence[str]],
-    authorization: str,
-    ttl: int,
-) -> dict[str, Any] | None:
-    """The token response for a plain client_credentials request, or None: take the full path."""
+    credentials: ClientCredentials | None,
+) -> QuickClient | None:
+    """The live client of a plain client_credentials request, authenticated; None: take the
+    full path (another grant, an unknown field, no such client, a wrong secret...)."""
     if fields.get("grant_type") != ["client_credentials"] or not FIELDS.issuperset(fields):
         return None
-    credentials = _credentials(fields, authorization)
-    if credentials is None:
+    number = client_number(credentials.client_id) if credentials else None
+    if credentials is None or number is None:
         return None
-    client_id, secrets = credentials
-    # The length first, as load_client checks it: int() refuses 4300 digits and more.
-    if not (client_id.isascii() and client_id.isdigit() and len(client_id) <= 18):
-        return None
-    if not 0 < int(client_id) <= ID_MAX:
-        return None
-    row = reads.first(APPLICATION, id=int(client_id))
+    row = reads.first(APPLICATION, id=number)
     if row is None:
         return None
     secret_hash, suspended, approved = row
-    if suspended or not approved or not any(verify_client_secret(secret_hash, s) for s in secrets):
+    if suspended or not approved or not credentials.match(secret_hash):
         return None
+    return QuickClient(number, approved)
+
+
+async def quick_token(
+    reads: LoopReads,
+    tokens: GroupedWrites,
+    client: QuickClient,
+    fields: Mapping[str, Sequence[str]],
+    ttl: int,
+) -> dict[str, Any] | None:
+    """The token response for an authenticated client, or None: take the full path (a scope
+    to refuse, or a database that would make the loop wait)."""
     requested = parse_scopes(fields.get("scope"))
     try:
-        check_service_scopes(requested, approved)  # as ServiceIntegrationGrant does
+        check_service_scopes(requested, client.approved)  # as ServiceIntegrationGrant does
     except ScopeError:
         return None
-    scope = format_scopes(requested) if requested else approved
+    scope = format_scopes(requested) if requested else client.approved
     token, now = new_secret(32), utcnow()
     stamp = _timestamps(reads.engine.dialect)
     written = await tokens.write(
         {
             "token_hash": token_hash(token),
-            "application_id": int(client_id),
+            "application_id": client.id,
             "scope": scope,
             "created_at": stamp(now),
             "expires_at": stamp(now + dt.timedelta(seconds=ttl)),
@@ -92,20 +109,6 @@ async def quick_token(
     if not written:
         return None
     return {"access_token": token, "token_type": "bearer", "expires_in": ttl, "scope": scope}
-
-
-def _credentials(
-    fields: Mapping[str, Sequence[str]], authorization: str
-) -> tuple[str, list[str]] | None:
-    """The client id and the readings of its secret, from exactly one of HTTP Basic and the
-    form fields (client_secret_basic, client_secret_post)."""
-    in_form = "client_id" in fields or "client_secret" in fields
-    if authorization:
-        return None if in_form else basic_credentials(authorization)
-    ids, secrets = fields.get("client_id", ()), fields.get("client_secret", ())
-    if len(ids) != 1 or len(secrets) != 1 or not ids[0] or not secrets[0]:
-        return None
-    return ids[0], [secrets[0]]
 
 
 @functools.cache
@@ -151,17 +154,22 @@ async def _answer(
     request = Request(scope)
     try:
         fields = token_fields(body, request.headers.get("content-type", ""))
+        credentials = client_credentials(fields, request.headers.get("authorization", ""))
     except OAuthError:
         return None
-    authorization = request.headers.get("authorization", "")
-    # Counted here, once: the route finds the verdict on the request's state.
-    verdict = ratelimit.count(request, "token", *named_clients(fields, authorization))
-    if verdict is not None and not verdict.allowed:
+    if ratelimit.spent(request, "token_failure", ratelimit.sender(request)):
         return None
     state = request.app.state
-    ttl = state.settings.access_token_ttl
     try:
-        issued = await quick_token(state.loop_reads, state.new_tokens, fields, authorization, ttl)
+        client = quick_client(state.loop_reads, fields, credentials)
+        if client is None:
+            return None  # the route authenticates again, and charges the failure
+        # Counted here, once: the route finds the verdict on the request's state.
+        verdict = ratelimit.count(request, "token", str(client.id))
+        if verdict is not None and not verdict.allowed:
+            return None
+        ttl = state.settings.access_token_ttl
+        issued = await quick_token(state.loop_reads, state.new_tokens, client, fields, ttl)
     except DATABASE_UNAVAILABLE:
         return None  # the route tries again, and answers the error as every route does
     return None if issued is None else (issued, verdict)

@@ -1,26 +1,34 @@
 """OAuth endpoints: token (api.md 4.2), revocation (RFC 7009), introspection (RFC 7662) and
 the server's metadata (RFC 8414).
 
-The first three share one rate limit per client (ratelimit.py), charged before the client is
-authenticated. Over it: 429 with `Retry-After` and `{"error": "too_many_requests", ...}`, in
-the RFC 6749 5.2 shape these endpoints always answer in (RFC 6749 names no error for it).
+The first three authenticate the client once, before anything else is done (oauth/clients.py),
+and charge the rate limits by the outcome (ratelimit.py): an authenticated request to its
+client's limit, a failed one to the sender's address. Over either: 429 with `Retry-After` and
+`{"error": "too_many_requests", ...}`, in the RFC 6749 5.2 shape these endpoints always answer
+in (RFC 6749 names no error for it).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any, Literal
 
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
+from sqlalchemy.orm import Session
 from starlette.concurrency import run_in_threadpool
 
 from regdesk import ratelimit
 from regdesk.db import write_session
 from regdesk.deps import IssuerDep, issuer
 from regdesk.errors import NO_STORE, OAuthError, OAuthErrorBody
-from regdesk.oauth.clients import TOKEN_ENDPOINT_AUTH_METHODS, named_clients
+from regdesk.oauth.clients import (
+    TOKEN_ENDPOINT_AUTH_METHODS,
+    ClientCredentials,
+    OAuthClient,
+    authenticate,
+    client_credentials,
+)
 from regdesk.oauth.scopes import SCOPES
 from regdesk.oauth.server import RegdeskAuthorizationServer, TokenRequest
 from regdesk.oauth.token_form import token_fields
@@ -205,13 +213,12 @@ def metadata(issuer: IssuerDep) -> JSONResponse:
 async def _respond(request: Request, endpoint: str | None) -> JSONResponse:
     """Run the token endpoint (`endpoint` None) or a named one; render its answer."""
     fields = await read_token_fields(request)
-    authorization = request.headers.get("authorization", "")
-    clients = named_clients(fields, authorization)
-    if endpoint is None:
-        _count_request(request, clients)
-    token_request = TokenRequest(str(request.url), request.headers, fields)
+    credentials = client_credentials(fields, request.headers.get("authorization", ""))
+    # The address this request is for, as the settings name it: the transport rules decided
+    # whether it may be answered (transport.py), so Authlib's own HTTPS check finds it so.
+    token_request = TokenRequest(issuer(request) + request.url.path, request.headers, fields)
     status, body, headers = await run_in_threadpool(
-        _server_response, request, token_request, endpoint, clients
+        _server_response, request, token_request, endpoint, credentials
     )
     if "error" in body:
         body.setdefault("error_description", DEFAULT_DESCRIPTIONS.get(body["error"], ""))
@@ -224,31 +231,20 @@ async def _respond(request: Request, endpoint: str | None) -> JSONResponse:
     return JSONResponse(body, status_code=status, headers={**headers, **NO_STORE})
 
 
-def _count_request(request: Request, clients: Sequence[str]) -> None:
-    # Counted once: oauth/quick_grant.py may have counted this request already.
-    limited = ratelimit.verdict_of(request) or ratelimit.count(request, "token", *clients)
-    if limited is not None and not limited.allowed:
-        wait = limited.retry_after
-        raise OAuthError(
-            "too_many_requests",
-            f"Too many requests from this client. Try again in {wait} seconds.",
-            status_code=429,
-            headers={"Retry-After": str(wait)},
-        )
-
-
 def _server_response(
-    request: Request, token_request: TokenRequest, endpoint: str | None, clients: Sequence[str]
+    request: Request,
+    token_request: TokenRequest,
+    endpoint: str | None,
+    credentials: ClientCredentials | None,
 ) -> tuple[int, dict[str, Any], dict[str, str]]:
-    # Before authentication, so that wrong secrets count too; outside the transaction. (A
-    # token request was counted already, in `_respond`.)
-    if endpoint is not None:
-        _count_request(request, clients)
     settings = request.app.state.settings
     # One transaction, committed whatever the answer: a refused replay still revokes.
     with write_session(request.app.state.engine) as session:
+        client = _authenticated_client(request, session, credentials)
         server = RegdeskAuthorizationServer(
             session,
+            client=client,
+            client_refusal=UNKNOWN_CLIENT if credentials else NO_CREDENTIALS,
             access_token_ttl=settings.access_token_ttl,
             refresh_token_idle_ttl=settings.refresh_token_idle_ttl,
             issuer=issuer(request),
@@ -259,3 +255,39 @@ def _server_response(
         else:
             result = server.create_endpoint_response(endpoint, token_request)
         return result
+
+
+UNKNOWN_CLIENT = "Unknown client or wrong secret."
+NO_CREDENTIALS = (
+    "The client must authenticate: HTTP Basic, or client_id and client_secret in the form."
+)
+
+
+def _authenticated_client(
+    request: Request, session: Session, credentials: ClientCredentials | None
+) -> OAuthClient | None:
+    """The client the credentials authenticate, or None (Authlib then answers invalid_client
+    where its grant or endpoint asks for it). Charges the outcome to the limits: the client's
+    own when authenticated (counted once: QuickTokens may have counted it), else the sender's
+    address, whose spent budget refuses the request before its credentials are checked."""
+    address = ratelimit.sender(request)
+    if refused := ratelimit.spent(request, "token_failure", address):
+        raise _too_many("Too many failed client authentications from your address.", refused)
+    client = authenticate(session, credentials)
+    if client is None:
+        ratelimit.count(request, "token_failure", address)
+        return None
+    verdict = ratelimit.verdict_of(request) or ratelimit.count(request, "token", str(client.id))
+    if verdict is not None and not verdict.allowed:
+        raise _too_many("Too many requests from this client.", verdict)
+    return client
+
+
+def _too_many(reason: str, verdict: ratelimit.Verdict) -> OAuthError:
+    wait = verdict.retry_after
+    return OAuthError(
+        "too_many_requests",
+        f"{reason} Try again in {wait} seconds.",
+        status_code=429,
+        headers={"Retry-After": str(wait)},
+    )

@@ -37,6 +37,7 @@ from authlib.oauth2.rfc6749 import (
     RefreshTokenGrant,
 )
 from authlib.oauth2.rfc6749.errors import (
+    InvalidClientError,
     InvalidGrantError,
     InvalidRequestError,
     InvalidScopeError,
@@ -48,13 +49,8 @@ from sqlalchemy import CursorResult, insert, select, update
 from sqlalchemy.orm import Session
 
 from regdesk.audit.service import Actor, record_event
-from regdesk.db import utcnow
-from regdesk.oauth.clients import (
-    TOKEN_ENDPOINT_AUTH_METHODS,
-    OAuthClient,
-    authenticate_client_secret_basic,
-    load_client,
-)
+from regdesk.db import naive_utc, utcnow
+from regdesk.oauth.clients import TOKEN_ENDPOINT_AUTH_METHODS, OAuthClient, load_client
 from regdesk.oauth.grants import revoke_grants
 from regdesk.oauth.models import AccessToken, Application, AuthorizationCode, Grant, RefreshToken
 from regdesk.oauth.scopes import (
@@ -64,8 +60,9 @@ from regdesk.oauth.scopes import (
     format_scopes,
     parse_scopes,
 )
+from regdesk.oauth.tokens import ended_by_suspension, token_scopes
 from regdesk.security import new_secret, token_hash
-from regdesk.users.models import User
+from regdesk.users.models import User, UserPermission
 
 # Authlib logs issued tokens at DEBUG ("Issue token %r"): never let that reach a handler.
 logging.getLogger("authlib").setLevel(logging.INFO)
@@ -352,54 +349,87 @@ class KnownToken:
 
 
 def find_token(session: Session, value: str, hint: str | None) -> KnownToken | None:
+    """The access or refresh token a revocation or introspection request names, with the
+    powers it has now: as the bearer guard sees an access token (oauth/tokens.py), and a
+    refresh token dead once its grant could no longer refresh."""
     digest = token_hash(value)
-    kinds = (
-        ["refresh_token", "access_token"]
-        if hint == "refresh_token"
-        else [
-            "access_token",
-            "refresh_token",
-        ]
-    )
-    for kind in kinds:
-        if kind == "access_token":
-            access = session.scalars(
-                select(AccessToken).where(AccessToken.token_hash == digest)
-            ).first()
-            if access is not None:
-                grant_revoked = access.grant_id is not None and session.scalar(
-                    select(Grant.revoked_at.is_not(None)).where(Grant.id == access.grant_id)
-                )
-                return KnownToken(
-                    kind,
-                    access.id,
-                    access.application_id,
-                    access.user_id,
-                    access.grant_id,
-                    access.scope,
-                    access.expires_at,
-                    access.revoked_at is not None or bool(grant_revoked),
-                )
-        else:
-            found = session.execute(
-                select(RefreshToken, Grant)
-                .join(Grant, Grant.id == RefreshToken.grant_id)
-                .where(RefreshToken.token_hash == digest)
-            ).first()
-            if found is not None:
-                row, grant = found
-                dead = row.revoked_at or row.consumed_at or grant.revoked_at
-                return KnownToken(
-                    kind,
-                    row.id,
-                    grant.application_id,
-                    grant.user_id,
-                    grant.id,
-                    row.scope,
-                    None,
-                    dead is not None,
-                )
+    lookups = [_access_token, _refresh_token]
+    if hint == "refresh_token":
+        lookups.reverse()
+    for lookup in lookups:
+        if (found := lookup(session, digest)) is not None:
+            return found
     return None
+
+
+def _access_token(session: Session, digest: str) -> KnownToken | None:
+    found = session.execute(
+        select(AccessToken, Application, Grant.revoked_at)
+        .join(Application, Application.id == AccessToken.application_id)
+        .outerjoin(Grant, Grant.id == AccessToken.grant_id)
+        .where(AccessToken.token_hash == digest)
+    ).first()
+    if found is None:
+        return None
+    access, application, grant_revoked_at = found
+    issued = naive_utc(access.created_at)
+    user_id = access.user_id
+    scopes = token_scopes(
+        parse_scopes(access.scope),
+        issued,
+        allowed=application.service_scopes if user_id is None else application.obo_scopes,
+        cutoffs=application.scope_cutoffs,
+        user_permissions=None if user_id is None else lambda: _permissions(session, user_id),
+    )
+    dead = (
+        access.revoked_at is not None
+        or grant_revoked_at is not None
+        or ended_by_suspension(issued, application.tokens_valid_after)
+    )
+    return KnownToken(
+        "access_token",
+        access.id,
+        access.application_id,
+        access.user_id,
+        access.grant_id,
+        format_scopes([scope for scope in parse_scopes(access.scope) if scope in scopes]),
+        access.expires_at,
+        dead,
+    )
+
+
+def _permissions(session: Session, user_id: int) -> set[str]:
+    return set(
+        session.scalars(select(UserPermission.name).where(UserPermission.user_id == user_id))
+    )
+
+
+def _refresh_token(session: Session, digest: str) -> KnownToken | None:
+    found = session.execute(
+        select(RefreshToken, Grant, Application.scopes_version)
+        .join(Grant, Grant.id == RefreshToken.grant_id)
+        .join(Application, Application.id == Grant.application_id)
+        .where(RefreshToken.token_hash == digest)
+    ).first()
+    if found is None:
+        return None
+    row, grant, scopes_version = found
+    dead = (
+        row.revoked_at is not None
+        or row.consumed_at is not None
+        or grant.revoked_at is not None
+        or grant.app_scopes_version != scopes_version  # it would no longer refresh (api.md 5.1.5)
+    )
+    return KnownToken(
+        "refresh_token",
+        row.id,
+        grant.application_id,
+        grant.user_id,
+        grant.id,
+        row.scope,
+        None,
+        dead,
+    )
 
 
 class Revocation(RevocationEndpoint):  # type: ignore[misc]
@@ -464,21 +494,27 @@ class Introspection(IntrospectionEndpoint):  # type: ignore[misc]
 
 
 class RegdeskAuthorizationServer(AuthorizationServer):  # type: ignore[misc]
+    """Authlib's server over one request: `client` is the client that request authenticated
+    (oauth/routes.py, before anything ran), or None, and then `client_refusal` says why."""
+
     def __init__(
         self,
         session: Session,
         *,
+        client: OAuthClient | None,
+        client_refusal: str,
         access_token_ttl: int,
         refresh_token_idle_ttl: int = 0,
         issuer: str = "",
     ) -> None:
         super().__init__(scopes_supported=list(SCOPES))
         self.session = session
+        self.client = client
+        self.client_refusal = client_refusal
         self.access_token_ttl = access_token_ttl
         self.refresh_token_idle_ttl = refresh_token_idle_ttl
         self.issuer = issuer
         self.register_token_generator("default", self._generate_token)
-        self.register_client_auth_method("client_secret_basic", authenticate_client_secret_basic)
         self.register_grant(ServiceIntegrationGrant)
         self.register_grant(UserAuthorizationGrant, [Pkce(required=False)])
         self.register_grant(UserRefreshGrant)
@@ -487,6 +523,15 @@ class RegdeskAuthorizationServer(AuthorizationServer):  # type: ignore[misc]
 
     def query_client(self, client_id: str) -> OAuthClient | None:
         return load_client(self.session, client_id)
+
+    def authenticate_client(
+        self, request: OAuth2Request, methods: list[str], endpoint: str = "token"
+    ) -> OAuthClient:
+        """The client authenticated once for this request, where Authlib's flow asks for it
+        (so its other checks keep their order): one reading of the credentials for all."""
+        if self.client is None:
+            raise InvalidClientError(description=self.client_refusal)
+        return self.client
 
     def _generate_token(
         self,

@@ -6,8 +6,11 @@ Tokens are 256 random bits; only their SHA-256 is stored (decisions.md, Tokens).
 from __future__ import annotations
 
 import datetime as dt
+import json
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Any
 
 from sqlalchemy import insert
 from sqlalchemy.orm import Session
@@ -72,7 +75,8 @@ class TokenRefused(Exception):
 
 LIVE_TOKEN = Query("""
     SELECT t.user_id, t.scope, t.expires_at, t.revoked_at IS NULL AND g.revoked_at IS NULL,
-           a.id, a.suspended, a.service_scopes, a.obo_scopes
+           t.created_at, a.id, a.suspended, a.service_scopes, a.obo_scopes,
+           a.tokens_valid_after, a.scope_cutoffs
     FROM oauth_access_tokens t
     JOIN oauth_applications a ON a.id = t.application_id
     LEFT JOIN oauth_grants g ON g.id = t.grant_id
@@ -84,22 +88,74 @@ USER_PERMISSIONS = Query("SELECT name FROM user_permissions WHERE user_id = :use
 def find_live_token(reads: LoopReads, token: str) -> LiveToken:
     """The token's current powers, or TokenRefused when it is not a live token.
 
-    A token is live while unexpired and unrevoked, its application is not suspended and, for a
-    user's token, its grant stands. Its scopes are those it was issued with, less any the
-    application has since lost and, for a sensitive scope, any its user no longer holds.
+    A token is live while unexpired and unrevoked, its application is not suspended (nor was
+    since the token was issued) and, for a user's token, its grant stands. Its scopes are those
+    it was issued with, less any the application has lost since (`granted_scopes`) and, for a
+    sensitive scope, any its user no longer holds.
     """
     row = reads.first(LIVE_TOKEN, hash=token_hash(token))
     if row is None:
         raise TokenRefused(expired=False)
-    user_id, scope, expires_at, unrevoked, app_id, suspended, service, obo = row
-    if not unrevoked or suspended:
+    user_id, scope, expires_at, unrevoked, created_at, app_id, suspended, *rest = row
+    service, obo, valid_after, cutoffs = rest
+    issued = naive_utc(created_at)
+    if not unrevoked or suspended or ended_by_suspension(issued, valid_after):
         raise TokenRefused(expired=False)
     if naive_utc(expires_at) <= utcnow().replace(tzinfo=None):
         raise TokenRefused(expired=True)
-    allowed = set(parse_scopes(service if user_id is None else obo))
-    scopes = {s for s in parse_scopes(scope) if s in allowed}
-    if user_id is not None and any(SCOPES[s].sensitive for s in scopes if s in SCOPES):
-        held = {name for (name,) in reads.all(USER_PERMISSIONS, user_id=user_id)}
-        if ADMIN not in held:
-            scopes = {s for s in scopes if s not in SCOPES or not SCOPES[s].sensitive or s in held}
+    scopes = token_scopes(
+        parse_scopes(scope),
+        issued,
+        allowed=service if user_id is None else obo,
+        cutoffs=cutoffs,
+        user_permissions=(
+            None
+            if user_id is None
+            else lambda: {name for (name,) in reads.all(USER_PERMISSIONS, user_id=user_id)}
+        ),
+    )
     return LiveToken(application_id=app_id, user_id=user_id, scopes=frozenset(scopes))
+
+
+def token_scopes(
+    scopes: Iterable[str],
+    issued: dt.datetime,
+    *,
+    allowed: str,
+    cutoffs: Mapping[str, str] | str | None,
+    user_permissions: Callable[[], Collection[str]] | None,
+) -> set[str]:
+    """What an access token issued (naive UTC) with `scopes` may do now: those its application
+    is allowed now (`allowed`: its OBO or service scopes), less those removed since it was
+    issued, even when given back later (decisions.md, Scopes); for a user's token
+    (`user_permissions` given), less the sensitive scopes its user no longer holds."""
+    kind = TokenKind.SERVICE if user_permissions is None else TokenKind.OBO
+    held = set(parse_scopes(allowed))
+    removed = _cutoffs(cutoffs)
+    granted = {
+        scope
+        for scope in scopes
+        if scope in held
+        and not ((cut := removed.get(cutoff_key(kind, scope))) is not None and issued <= cut)
+    }
+    if user_permissions is not None and any(SCOPES[s].sensitive for s in granted):
+        permissions = user_permissions()
+        if ADMIN not in permissions:
+            granted = {s for s in granted if not SCOPES[s].sensitive or s in permissions}
+    return granted
+
+
+def ended_by_suspension(issued: dt.datetime, valid_after: dt.datetime | str | None) -> bool:
+    """Issued (naive UTC) at or before the application's last suspension: dead for good."""
+    return valid_after is not None and issued <= naive_utc(valid_after)
+
+
+def cutoff_key(kind: TokenKind, scope: str) -> str:
+    """The key of `Application.scope_cutoffs` for one scope of one kind of token."""
+    return f"{kind.value}:{scope}"
+
+
+def _cutoffs(raw: Mapping[str, str] | str | None) -> dict[str, dt.datetime]:
+    # A JSON column arrives as text from SQLite's driver and parsed from PostgreSQL's.
+    found: Any = json.loads(raw) if isinstance(raw, str) else (raw or {})
+    return {key: naive_utc(value) for key, value in found.items()}

@@ -14,13 +14,14 @@ from sqlalchemy.orm import Session
 
 from regdesk import ratelimit
 from regdesk.audit.service import Actor, record_event
-from regdesk.config import Settings
 from regdesk.db import read_session
 from regdesk.oauth.grants import connected_applications, revoke_application
 from regdesk.security import hash_password, verify_password
 from regdesk.users.models import User
 from regdesk.users.service import find_by_login
 from regdesk.web import csrf, throttle
+from regdesk.web.devices import remember as remember_device
+from regdesk.web.devices import trusted_device
 from regdesk.web.pages import render, scopes_in_words
 from regdesk.web.redirects import local_path
 from regdesk.web.sessions import COOKIE_NAME, end_session, start_session
@@ -75,40 +76,42 @@ def login(
 ) -> Response:
     target = local_path(next_)
     login_name = username.strip()[:MAX_LOGIN]
-    address = client_address(request)
-    # Every submission counts, even one the CSRF or password check will refuse (ratelimit.py).
-    limited = ratelimit.count(request, "login", throttle.address_key(address))
-    if limited is not None and not limited.allowed:
-        return _too_many(
-            request,
-            visitor,
-            "Too many attempts to log in from your address.",
-            limited.retry_after,
-            next_=target,
-            username=login_name,
-        )
     if not csrf.login_form_is_genuine(request, csrf_token):
         return forbidden(request, visitor)
-    settings: Settings = request.app.state.settings
-    limits_on = settings.rate_limits == "on"
+    address = client_address(request)
+    limits_on = request.app.state.settings.rate_limits == "on"
     # Looked up and checked before the page's transaction takes its lock (on SQLite the
     # database's one write lock): argon2's tens of milliseconds must not hold up every writer.
     engine: Engine = request.app.state.engine
     with read_session(engine) as lookup:
         user = find_by_login(lookup, login_name) if login_name else None
-        attempt = throttle.attempt(login_name, user.id if user else None, address)
+        device = trusted_device(request, user)
+        attempt = throttle.attempt(login_name, address, device)
         wait = throttle.retry_after(lookup, attempt) if limits_on else None
+    if device is None and wait is None:
+        # The address's pace of password checks (argon2 costs a core): a browser that signed
+        # in to this account before is not held up by what others at its address send.
+        limited = ratelimit.count(request, "login", ratelimit.sender(request))
+        if limited is not None and not limited.allowed:
+            return _too_many(
+                request,
+                visitor,
+                "Too many attempts to log in from your address.",
+                limited.retry_after,
+                next_=target,
+                username=login_name,
+            )
     if wait is None:
         matches = _password_matches(user, password)
         if limits_on:
-            # Again under the lock, which counts attempts on one account one after another.
+            # Again under the lock, which counts attempts on one login one after another.
             throttle.lock(db, attempt)
             wait = throttle.retry_after(db, attempt)
     if wait is not None:
         return _too_many(
             request,
             visitor,
-            "Too many failed attempts to log in.",
+            "Too many failed attempts to log in with these details.",
             wait,
             next_=target,
             username=login_name,
@@ -125,7 +128,8 @@ def login(
             "user.login_failed",
             target_type="user" if user else None,
             target_id=user.id if user else None,
-            details={"reason": reason},
+            # A failure from a browser that signed in before is most likely the owner's typo.
+            details={"reason": reason, **({"trusted_browser": True} if attempt.trusted else {})},
         )
         return _login_form(
             request, visitor, next_=target, username=login_name, error=WRONG_CREDENTIALS
@@ -137,11 +141,12 @@ def login(
     live = start_session(
         db, user.id, ip_address=address, user_agent=request.headers.get("user-agent")
     )
-    throttle.forgive(db, attempt)
+    throttle.forgive(db, attempt, (user.username, user.email))
     actor = Actor(label=f"user:{user.id}", user_id=user.id, ip_address=address)
     record_event(db, actor, "user.login", target_type="user", target_id=user.id)
     response = RedirectResponse(target or "/account", status_code=303)
     set_session_cookie(response, request, live.session_id)
+    remember_device(response, request, user)
     return response
 
 
@@ -180,7 +185,8 @@ def _too_many(
         visitor,
         next_=next_,
         username=username,
-        error=f"{reason} Please wait {minutes} minute{'s' if minutes != 1 else ''} and try again.",
+        error=f"{reason} Please wait {minutes} minute{'s' if minutes != 1 else ''} and try "
+        "again, or log in from a browser you have logged in with before.",
         status_code=429,
         headers={"Retry-After": str(wait)},
     )

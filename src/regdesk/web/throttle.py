@@ -1,78 +1,93 @@
-"""Throttling of failed logins, per account and per client address (decisions.md, Limits).
+"""Throttling of failed logins (ASVS V2.2.1; decisions.md, Limits): it slows a guesser down
+without handing anyone a switch that locks somebody else out.
 
-Failures are rows in the database, so the limits hold across every server process. Past
-`PER_ACCOUNT` failures for one account, or `PER_ADDRESS` from one address, within `WINDOW`,
-the form answers 429 without even checking the password, until the oldest counted failure
-leaves the window. A success forgives only the failures of that account from that address:
-an attacker elsewhere keeps their count.
+Whom a failed attempt is counted against, within `WINDOW`:
+- a trusted browser (one that signed in to the account it names before: web/devices.py): its
+  own budget for that account, `PER_DEVICE`, and nothing else. Nothing a stranger does, from
+  anywhere, spends it: the owner at their usual browser always gets in.
+- any other browser:
+  - the pair of what was typed and the address it came from, `PER_PAIR`: a guesser at one
+    address gets that many tries at one login, and the owner elsewhere is not touched;
+  - what was typed, from every address, `PER_LOGIN`: a guesser spread over many addresses;
+  - the address, whatever was typed, `PER_ADDRESS`: a spray of one password over many
+    accounts. A venue's attendees share one address, so this is set far above what their
+    typos make (each success forgives its own), and it only holds up browsers that have not
+    signed in before.
+Counts go by what was TYPED (case aside), never by the account it names: the answer to a login
+then depends only on what was sent with that very login, so the throttle cannot tell anyone
+which e-mail belongs to which username, nor whether an account exists (an unknown login is
+throttled exactly like a known one).
+
+Past a limit, the form answers 429 without checking the password, until the oldest counted
+failure leaves the window. A success forgives the failures it explains: those of its own
+browser, or, for a browser not yet trusted, those of the account's username and e-mail from
+that address. Failures are rows in the database, so the limits hold across every process.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import hashlib
-import ipaddress
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from sqlalchemy import ColumnElement, delete, insert, select, text
 from sqlalchemy.orm import Session
 
 from regdesk.db import is_sqlite, utcnow
+from regdesk.ratelimit import address_key
+from regdesk.web.devices import Device
 from regdesk.web.models import LoginFailure
 
 WINDOW = dt.timedelta(minutes=15)
-PER_ACCOUNT = 5
-# A convention's attendees share one public address on the venue's Wi-Fi: the per-account
-# limit stops guessing; the per-address one only has to stop a spray across accounts.
+PER_DEVICE = 10
+PER_PAIR = 5
+PER_LOGIN = 20
 PER_ADDRESS = 100
-# PostgreSQL advisory-lock classes: one login attempt per account (and per address) at a time,
+# PostgreSQL advisory-lock classes: one attempt per login, per address, per device at a time,
 # so that concurrent guesses cannot all pass the count before any is recorded.
-_ACCOUNT_LOCK, _ADDRESS_LOCK = 0x72640001, 0x72640002
+_LOGIN_LOCK, _ADDRESS_LOCK, _DEVICE_LOCK = 0x72640001, 0x72640002, 0x72640003
 
 
 @dataclass(frozen=True)
 class Attempt:
-    """Who a login attempt is counted against."""
+    """Who one login attempt is counted against."""
 
-    account_key: str
+    login_key: str
     address_key: str
+    device_key: str | None  # a trusted browser's, else None
+
+    @property
+    def trusted(self) -> bool:
+        return self.device_key is not None
 
 
-def attempt(login: str, user_id: int | None, address: str | None) -> Attempt:
-    """An attempt on the account `user_id` (or, when the login names none, on what was typed:
-    unknown accounts are throttled alike, so the 429 tells nothing about who exists)."""
-    account = f"user:{user_id}" if user_id is not None else f"login:{login.casefold()}"
-    return Attempt(_digest(account), _digest(f"address:{address_key(address)}"))
+def attempt(login: str, address: str | None, device: Device | None) -> Attempt:
+    return Attempt(
+        login_key(login),
+        _digest(f"address:{address_key(address)}"),
+        device.key if device is not None else None,
+    )
 
 
-def address_key(address: str | None) -> str:
-    """The address an attempt is counted against: an IPv6 client's whole /64, which one
-    subscriber usually holds, else the address as given."""
-    if not address:
-        return "unknown"
-    try:
-        parsed = ipaddress.ip_address(address)
-    except ValueError:
-        return address
-    if isinstance(parsed, ipaddress.IPv6Address):
-        if parsed.ipv4_mapped is not None:
-            return str(parsed.ipv4_mapped)
-        return str(ipaddress.ip_network(f"{parsed}/64", strict=False))
-    return str(parsed)
+def login_key(login: str) -> str:
+    """What a login is counted under: what was typed, whatever its case (a digest: what was
+    typed is sometimes a password)."""
+    return _digest(f"login:{login.casefold()}")
 
 
 def lock(db: Session, attempt: Attempt) -> None:
-    """Serialise attempts on the same account and address until this transaction ends.
+    """Serialise attempts on the same login, address and device until this transaction ends.
 
     SQLite needs nothing: a write transaction there already holds the database's one lock.
     """
     if is_sqlite(db):
         return
-    for lock_class, key in (
-        (_ACCOUNT_LOCK, attempt.account_key),
-        (_ADDRESS_LOCK, attempt.address_key),
-    ):
+    keys = [(_LOGIN_LOCK, attempt.login_key), (_ADDRESS_LOCK, attempt.address_key)]
+    if attempt.device_key is not None:
+        keys = [(_DEVICE_LOCK, attempt.device_key)]
+    for lock_class, key in keys:
         db.execute(
             text("SELECT pg_advisory_xact_lock(:class, :key)"),
             {"class": _signed32(lock_class), "key": _signed32(int(key[:8], 16))},
@@ -82,10 +97,22 @@ def lock(db: Session, attempt: Attempt) -> None:
 def retry_after(db: Session, attempt: Attempt) -> int | None:
     """Seconds until another attempt is allowed, or None when one is allowed now."""
     now = utcnow()
-    waits = [
-        _wait(db, LoginFailure.account_key == attempt.account_key, PER_ACCOUNT, now),
-        _wait(db, LoginFailure.address_key == attempt.address_key, PER_ADDRESS, now),
-    ]
+    failures = LoginFailure
+    if attempt.device_key is not None:
+        limits = [(failures.device_key == attempt.device_key, PER_DEVICE)]
+    else:
+        untrusted = failures.device_key.is_(None)
+        limits = [
+            (
+                (failures.login_key == attempt.login_key)
+                & (failures.address_key == attempt.address_key)
+                & untrusted,
+                PER_PAIR,
+            ),
+            ((failures.login_key == attempt.login_key) & untrusted, PER_LOGIN),
+            ((failures.address_key == attempt.address_key) & untrusted, PER_ADDRESS),
+        ]
+    waits = [_wait(db, which, limit, now) for which, limit in limits]
     longest = max((w for w in waits if w is not None), default=None)
     return None if longest is None else max(1, math.ceil(longest.total_seconds()))
 
@@ -96,19 +123,26 @@ def record_failure(db: Session, attempt: Attempt) -> None:
     db.execute(delete(LoginFailure).where(LoginFailure.occurred_at <= now - WINDOW))
     db.execute(
         insert(LoginFailure).values(
-            occurred_at=now, account_key=attempt.account_key, address_key=attempt.address_key
+            occurred_at=now,
+            login_key=attempt.login_key,
+            address_key=attempt.address_key,
+            device_key=attempt.device_key,
         )
     )
 
 
-def forgive(db: Session, attempt: Attempt) -> None:
-    """After a success: this account's failures from this address no longer count."""
-    db.execute(
-        delete(LoginFailure).where(
-            LoginFailure.account_key == attempt.account_key,
-            LoginFailure.address_key == attempt.address_key,
+def forgive(db: Session, attempt: Attempt, logins: Iterable[str]) -> None:
+    """After a success as the account whose logins (username, e-mail) are `logins`: the
+    failures it explains no longer count (see the module's docstring)."""
+    if attempt.device_key is not None:
+        which = LoginFailure.device_key == attempt.device_key
+    else:
+        which = (
+            LoginFailure.login_key.in_([login_key(login) for login in logins])
+            & (LoginFailure.address_key == attempt.address_key)
+            & LoginFailure.device_key.is_(None)
         )
-    )
+    db.execute(delete(LoginFailure).where(which))
 
 
 def _wait(
