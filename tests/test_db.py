@@ -8,13 +8,8 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 from sqlalchemy import Engine, select, text
 
-from regdesk.db import (
-    InstanceSetting,
-    instance_secret_key,
-    make_engine,
-    read_session,
-    write_session,
-)
+from regdesk.db import make_engine, read_session, write_session
+from regdesk.db.instance import InstanceSetting, instance_secret_key
 from regdesk.events.models import Event
 
 

@@ -13,7 +13,7 @@ from sqlalchemy.exc import IntegrityError
 
 from regdesk.db import make_engine
 from regdesk.events.models import Event
-from regdesk.migrations.runner import current_revision, head_revision, upgrade
+from regdesk.migrations.runner import current_revision, downgrade, head_revision, upgrade
 from regdesk.models import metadata
 from regdesk.users.models import User
 
@@ -30,6 +30,25 @@ def test_upgrade_from_empty_reaches_head_and_matches_models(database_url: str) -
             differences = compare_metadata(MigrationContext.configure(connection), metadata)
         assert differences == []
         assert set(inspect(engine).get_table_names()) >= set(metadata.tables)
+    finally:
+        engine.dispose()
+
+
+def test_upgrade_downgrade_to_base_and_upgrade_again(database_url: str) -> None:
+    """Every revision's downgrade undoes its upgrade, by the names the upgrade used."""
+    engine = make_engine(database_url)
+    try:
+        upgrade(engine)
+        with engine.begin() as connection:
+            connection.execute(insert(User).values(_user("fox", "fox@example.org")))
+        downgrade(engine, "base")
+        assert current_revision(engine) is None
+        assert set(inspect(engine).get_table_names()) <= {"alembic_version"}
+        upgrade(engine)
+        assert current_revision(engine) == head_revision()
+        with engine.connect() as connection, warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            assert compare_metadata(MigrationContext.configure(connection), metadata) == []
     finally:
         engine.dispose()
 

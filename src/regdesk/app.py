@@ -14,11 +14,18 @@ from fastapi_offline import FastAPIOffline
 from sqlalchemy import text
 from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
+from regdesk import documents
+from regdesk.accounts import pages as account_pages
+from regdesk.accounts.routes import router as current_user_router
+from regdesk.admin.routes import router as admin_router
 from regdesk.bodies import BodyLimits
 from regdesk.config import Settings, load_settings
-from regdesk.db import GroupedWrites, LoopReads, instance_secret_key, make_engine
+from regdesk.db import make_engine
+from regdesk.db.driver import GroupedWrites, LoopReads
+from regdesk.db.instance import instance_secret_key
 from regdesk.departments.routes import router as departments_router
 from regdesk.errors import install_error_handlers
+from regdesk.models import DOCUMENTS
 from regdesk.oauth.quick_grant import NEW_TOKEN, QuickTokens
 from regdesk.oauth.routes import router as oauth_router
 from regdesk.pagination import Cursors
@@ -26,12 +33,11 @@ from regdesk.ratelimit import RateLimitHeaders, RateLimits
 from regdesk.roles.routes import router as roles_router
 from regdesk.schemas import add_request_models
 from regdesk.transport import TransportPolicy, proxy_list
-from regdesk.users.routes import current_router
 from regdesk.users.routes import router as users_router
 from regdesk.volunteers.routes import router as volunteers_router
+from regdesk.web import consent, volunteering
 from regdesk.web.headers import SecurityHeaders
 from regdesk.web.pages import STATIC_PATH, static_files
-from regdesk.web.routes import router as web_router
 from regdesk.web.visitor import PageRefused, refused_page
 
 DESCRIPTION = """\
@@ -45,6 +51,7 @@ token from `POST /api/oauth/token`. Errors come in one envelope,
 def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or load_settings()
     engine = make_engine(settings.database_url)
+    documents.install(DOCUMENTS)  # every write keeps the record documents in step
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -74,12 +81,15 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]
     for router in (
         oauth_router,
-        current_router,
+        current_user_router,
         volunteers_router,
         users_router,
         roles_router,
         departments_router,
-        web_router,
+        account_pages.router,
+        consent.router,
+        volunteering.router,
+        admin_router,
     ):
         app.include_router(router)
     app.mount(STATIC_PATH, static_files(), name="static")

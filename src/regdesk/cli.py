@@ -37,7 +37,11 @@ class Context:
     """What every command shares: the settings and, when asked for, a migrated database."""
 
     def __init__(self, overrides: dict[str, Any]) -> None:
+        from regdesk import documents
+        from regdesk.models import DOCUMENTS
+
         self.overrides = {k: v for k, v in overrides.items() if v is not None}
+        documents.install(DOCUMENTS)  # every write keeps the record documents in step
 
     @cached_property
     def settings(self) -> Settings:
@@ -150,7 +154,7 @@ def serve(
     """Bring the schema up to date, then serve the API and pages."""
     import uvicorn
 
-    from regdesk.db import instance_secret_key
+    from regdesk.db.instance import instance_secret_key
     from regdesk.transport import tls_context
 
     if bool(tls_cert) != bool(tls_key):
@@ -354,7 +358,8 @@ def users_create(
     as_json: bool,
 ) -> None:
     """Create a user."""
-    from regdesk.users.service import NewUser, create_user, permissions_of
+    from regdesk.oauth.permissions import permissions_of
+    from regdesk.users.service import NewUser, create_user
 
     if password == "-":
         password = sys.stdin.readline().rstrip("\n")

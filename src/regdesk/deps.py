@@ -9,7 +9,8 @@ from fastapi import Depends, Request
 from sqlalchemy.orm import Session
 
 from regdesk.config import Settings
-from regdesk.db import LoopReads, read_session, write_session
+from regdesk.db import read_session, write_session
+from regdesk.db.driver import LoopReads
 from regdesk.pagination import Cursors
 
 # Dependencies that only look something up are `async def`: FastAPI runs a plain `def` one in

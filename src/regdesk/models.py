@@ -1,24 +1,39 @@
-"""Every table, imported in one place so the metadata (and Alembic) sees them all."""
+"""Every table, imported in one place so the metadata (and Alembic) sees them all, and every
+record document (regdesk.documents), which the app and the command line install at start."""
 
+from regdesk.accounts.models import LoginFailure
 from regdesk.audit.models import AuditEvent
-from regdesk.db import Base, InstanceSetting
+from regdesk.db import Base
+from regdesk.db.instance import InstanceSetting
 from regdesk.departments.models import Department, DepartmentLead
-from regdesk.documents.models import DocumentQueue, UserDocument, VolunteerDocument
+from regdesk.documents import Document
+from regdesk.documents.models import DocumentQueue
 from regdesk.events.models import Event, EventOption
-from regdesk.oauth.models import AccessToken, Application, AuthorizationCode, Grant, RefreshToken
+from regdesk.oauth.models import (
+    AccessToken,
+    Application,
+    AuthorizationCode,
+    Grant,
+    RefreshToken,
+    UserPermission,
+)
 from regdesk.roles.models import Role, UserRole
-from regdesk.users.models import User, UserPermission
+from regdesk.users import records as user_records
+from regdesk.users.models import User
+from regdesk.volunteers import records as volunteer_records
 from regdesk.volunteers.models import (
     Volunteer,
     VolunteerContactMethod,
     VolunteerDepartmentState,
     VolunteerOptionValue,
 )
-from regdesk.web.models import LoginFailure, WebSession
+from regdesk.web.models import WebSession
 
 metadata = Base.metadata
+DOCUMENTS: tuple[Document, ...] = (user_records.DOCUMENT, volunteer_records.DOCUMENT)
 
 __all__ = [
+    "DOCUMENTS",
     "AccessToken",
     "Application",
     "AuditEvent",
@@ -34,13 +49,11 @@ __all__ = [
     "RefreshToken",
     "Role",
     "User",
-    "UserDocument",
     "UserPermission",
     "UserRole",
     "Volunteer",
     "VolunteerContactMethod",
     "VolunteerDepartmentState",
-    "VolunteerDocument",
     "VolunteerOptionValue",
     "WebSession",
     "metadata",

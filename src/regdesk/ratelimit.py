@@ -11,7 +11,7 @@ so that nobody can spend someone else's budget):
   the address are refused before their credentials are checked;
 - `login:<address>`: every login form submission from a browser that is not trusted for the
   account it names (REGDESK_LOGIN_RATE_LIMIT). The database-backed throttle of failed logins
-  (`web/throttle.py`) applies as well.
+  (`accounts/throttle.py`) applies as well.
 An address is the client's as the transport rules see it (after trusted proxies), an IPv6
 client's whole /64.
 Every key lives in a namespace derived from the instance's secret key, so two deployments that

@@ -11,8 +11,9 @@ from sqlalchemy.orm import Session
 
 from regdesk.audit.service import Actor
 from regdesk.db import write_session
+from regdesk.oauth.permissions import permissions_of
 from regdesk.roles.service import create_role
-from regdesk.users.service import NewUser, create_user, find_users, permissions_of
+from regdesk.users.service import NewUser, create_user, find_users
 from tests.admin.support import People
 from tests.conftest import Apps, bearer
 from tests.helpers import database_text

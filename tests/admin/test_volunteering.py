@@ -20,9 +20,9 @@ from regdesk.admin import volunteers as admin_volunteers
 from regdesk.audit.service import Actor
 from regdesk.db import write_session
 from regdesk.events.models import EventOption
-from regdesk.events.service import OptionSpec, create_option
+from regdesk.volunteers.form import Application, ContactMethod, save_application
 from regdesk.volunteers.models import Volunteer
-from regdesk.volunteers.service import Application, ContactMethod, save_application
+from regdesk.volunteers.options import OptionSpec, create_option
 from tests.admin.support import People, Person, department, person
 from tests.conftest import Apps, bearer
 from tests.web.support import audit

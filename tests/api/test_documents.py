@@ -1,6 +1,6 @@
-"""Record documents (documents/, migration 0003): every change to a user, a department or a
-volunteer shows in the very next read, whoever makes it: the API, `regdesk import`, or SQL
-typed by an operator straight into the database.
+"""Record documents (regdesk.documents, each resource's declaration): every change to a user,
+a department or a volunteer shows in the very next read, whoever makes it: the API,
+`regdesk import`, or SQL typed by an operator straight into the database.
 
 Each test reads before the change (the record is served from its stored document) and after
 it, and every read is checked three ways: against the exact values expected, against a
@@ -25,12 +25,14 @@ from sqlalchemy import Engine, create_engine, event, func, insert, select, text,
 from sqlalchemy.orm import Session
 
 from regdesk.db import normalize_url, write_session
-from regdesk.documents.models import DocumentQueue, UserDocument, VolunteerDocument
+from regdesk.documents.models import DocumentQueue
 from regdesk.transfer.importer import ImportResult
 from regdesk.users.models import User
-from regdesk.users.service import user_documents
+from regdesk.users.records import DOCUMENT as USER_DOCUMENT
+from regdesk.users.records import user_documents
 from regdesk.volunteers.models import Volunteer, VolunteerContactMethod
-from regdesk.volunteers.service import volunteer_documents
+from regdesk.volunteers.records import DOCUMENT as VOLUNTEER_DOCUMENT
+from regdesk.volunteers.records import volunteer_documents
 from tests.api.support import (
     RICH_USERS,
     assert_not_found,
@@ -142,12 +144,11 @@ class Desk:
 
     def stored(self, user_id: int) -> Stored:
         with self.engine.connect() as connection:
-            user = connection.scalar(
-                select(UserDocument.body).where(UserDocument.user_id == user_id)
-            )
+            users, volunteers = USER_DOCUMENT.table, VOLUNTEER_DOCUMENT.table
+            user = connection.scalar(select(users.c.body).where(users.c.user_id == user_id))
             volunteer = connection.scalar(
-                select(VolunteerDocument.body)
-                .join(Volunteer, Volunteer.id == VolunteerDocument.volunteer_id)
+                select(volunteers.c.body)
+                .join(Volunteer, Volunteer.id == volunteers.c.volunteer_id)
                 .where(Volunteer.user_id == user_id)
             )
         return Stored(user, volunteer)
@@ -443,7 +444,7 @@ def test_each_shown_column_of_a_user_changed_by_sql_shows_in_the_next_read(
     assert user["firstName"] == "Renée"
     assert user["address"]["addressZipcode"] == "89431"
 
-    # Columns no record shows leave the documents as they were (migration 0003).
+    # Columns no record shows leave the documents as they were (users.records.SHOWN_COLUMNS).
     before = desk.stored(fox)
     sql(
         operator,

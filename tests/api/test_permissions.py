@@ -20,9 +20,8 @@ from sqlalchemy import Engine, insert, update
 from regdesk.audit.service import Actor
 from regdesk.db import write_session
 from regdesk.oauth.applications import set_suspended
-from regdesk.oauth.models import AccessToken
+from regdesk.oauth.models import AccessToken, UserPermission
 from regdesk.oauth.scopes import SCOPES, Holder
-from regdesk.users.models import UserPermission
 from tests.conftest import Apps, bearer
 from tests.transfer.support import import_
 

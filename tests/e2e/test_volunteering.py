@@ -20,11 +20,11 @@ from sqlalchemy import Engine
 from regdesk.audit.service import Actor
 from regdesk.db import make_engine, write_session
 from regdesk.departments.models import Department, DepartmentLead
-from regdesk.events.service import OptionSpec, create_option
 from regdesk.migrations.runner import upgrade
 from regdesk.oauth.applications import create_application
 from regdesk.users.service import NewUser, create_user
-from regdesk.volunteers.service import Application, ContactMethod, save_application
+from regdesk.volunteers.form import Application, ContactMethod, save_application
+from regdesk.volunteers.options import OptionSpec, create_option
 from tests.e2e.support import PASSWORD, log_in, screenshot
 from tests.helpers import live_server
 

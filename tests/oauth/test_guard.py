@@ -17,8 +17,7 @@ from sqlalchemy import Engine, delete, insert, update
 from regdesk.audit.service import Actor
 from regdesk.db import utcnow, write_session
 from regdesk.oauth.applications import set_suspended, update_application
-from regdesk.oauth.models import AccessToken, Grant
-from regdesk.users.models import UserPermission
+from regdesk.oauth.models import AccessToken, Grant, UserPermission
 from regdesk.users.service import NewUser, create_user
 from tests.conftest import Apps, Registered, bearer
 from tests.oauth.support import TOKEN_URL, assert_insufficient_scope, assert_invalid_token, basic

@@ -28,8 +28,8 @@ from sqlalchemy.orm import Session
 from regdesk.admin.transfer import FORM_OVERHEAD, MAX_UPLOAD
 from regdesk.audit.service import Actor
 from regdesk.db import write_session
-from regdesk.events.service import OptionSpec, create_option
 from regdesk.users.models import User
+from regdesk.volunteers.options import OptionSpec, create_option
 from tests.admin.support import Person, department, person
 from tests.conftest import Apps, bearer
 from tests.security.support import (

@@ -26,11 +26,11 @@ from fastapi.testclient import TestClient
 from sqlalchemy import Engine, select
 from sqlalchemy.exc import OperationalError, ProgrammingError
 
+from regdesk.accounts import pages as accounts
 from regdesk.oauth import server
 from regdesk.oauth.models import Application
-from regdesk.users import service as users_service
+from regdesk.users import records as user_records
 from regdesk.users.models import User
-from regdesk.web import accounts
 from tests.conftest import Apps, bearer
 from tests.security.support import new_flow, new_user
 from tests.web.support import PASSWORD, authorize_params, form, log_in
@@ -322,12 +322,12 @@ def _login_form(client: TestClient, token: str) -> httpx.Response:
 
 
 FAILURES = {
-    "user search, an exception": Failure((users_service, "search_users"), _boom, _search),
-    "user search, SQL error": Failure((users_service, "search_users"), _bad_sql, _search),
+    "user search, an exception": Failure((user_records, "search_users"), _boom, _search),
+    "user search, SQL error": Failure((user_records, "search_users"), _bad_sql, _search),
     "user search, database down": Failure(
-        (users_service, "search_users"), _database_down, _search, 503
+        (user_records, "search_users"), _database_down, _search, 503
     ),
-    "get user, an exception": Failure((users_service, "user_document"), _boom, _get_user),
+    "get user, an exception": Failure((user_records, "user_document"), _boom, _get_user),
     "token endpoint, an exception": Failure(
         (server.RegdeskAuthorizationServer, "create_token_response"), _boom, _token
     ),

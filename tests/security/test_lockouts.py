@@ -18,9 +18,9 @@ from fastapi import FastAPI
 from fastapi.testclient import TestClient
 from sqlalchemy import Engine
 
+from regdesk.accounts import throttle
 from regdesk.app import create_app
 from regdesk.config import load_settings
-from regdesk.web import throttle
 from tests.conftest import PUBLIC_URL, Apps
 from tests.security.conftest import GENEROUS
 from tests.security.support import new_user

@@ -19,14 +19,14 @@ from regdesk.db import read_session, write_session
 from regdesk.departments.models import Department, DepartmentLead
 from regdesk.events.models import Event, EventOption, OptionType, option_value_error
 from regdesk.models import metadata
-from regdesk.oauth.models import Application
+from regdesk.oauth.models import Application, UserPermission
 from regdesk.roles.models import Role, UserRole
 from regdesk.security import verify_client_secret, verify_password
 from regdesk.transfer import demo
 from regdesk.transfer import demo_data as data
 from regdesk.transfer.demo import DemoNotEmpty, DemoResult, load_demo
 from regdesk.users.fields import check_username, normalize_country, normalize_email, normalize_phone
-from regdesk.users.models import User, UserPermission
+from regdesk.users.models import User
 from regdesk.volunteers.models import (
     DepartmentState,
     Volunteer,

@@ -9,9 +9,10 @@ import pytest
 from sqlalchemy import Engine, insert, select
 
 from regdesk.db import read_session
+from regdesk.oauth.models import UserPermission
 from regdesk.roles.models import Role, UserRole
 from regdesk.security import verify_password
-from regdesk.users.models import User, UserPermission
+from regdesk.users.models import User
 from tests.conftest import Cli
 from tests.helpers import database_text
 

@@ -10,9 +10,8 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import Engine, delete, select, update
 
-from regdesk.oauth.models import Application, AuthorizationCode
+from regdesk.oauth.models import Application, AuthorizationCode, UserPermission
 from regdesk.oauth.scopes import SCOPES
-from regdesk.users.models import UserPermission
 from tests.conftest import Registered
 from tests.web.support import (
     APP_DESCRIPTION,

@@ -1,4 +1,4 @@
-"""Failed logins are throttled in the database (web/throttle.py): per login and address, per
+"""Failed logins are throttled in the database (accounts/throttle.py): per login and address, per
 login, per address, and per trusted browser, each counted for whom it is meant."""
 
 from __future__ import annotations
@@ -14,15 +14,15 @@ from fastapi import FastAPI
 from fastapi.testclient import TestClient
 from sqlalchemy import Engine, func, select, update
 
+from regdesk.accounts import throttle
+from regdesk.accounts.devices import COOKIE
+from regdesk.accounts.models import LoginFailure
 from regdesk.app import create_app
 from regdesk.config import load_settings
 from regdesk.db import write_session
 from regdesk.ratelimit import address_key
 from regdesk.security import hash_password
 from regdesk.users.models import User
-from regdesk.web import throttle
-from regdesk.web.devices import COOKIE
-from regdesk.web.models import LoginFailure
 from tests.helpers import database_text
 from tests.web.support import PASSWORD, log_in, make_user, session_cookie
 

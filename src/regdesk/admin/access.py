@@ -16,8 +16,7 @@ from fastapi import Depends, Request
 
 from regdesk.audit.service import Actor
 from regdesk.db import write_session
-from regdesk.users.permissions import ADMIN
-from regdesk.users.service import permissions_of
+from regdesk.oauth.permissions import ADMIN, permissions_of
 from regdesk.web import csrf
 from regdesk.web.sessions import COOKIE_NAME, find_session
 from regdesk.web.visitor import PageRefused, Visitor, VisitorDep, signed_in

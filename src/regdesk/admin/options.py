@@ -12,17 +12,15 @@ from sqlalchemy.orm import Session
 from regdesk.admin.access import AdminDep, Staffer
 from regdesk.admin.pages import missing, path_number, staff_context
 from regdesk.events.models import EventOption, OptionType
-from regdesk.events.service import (
+from regdesk.events.service import current_event, current_options, find_current_option
+from regdesk.invalid import Invalid
+from regdesk.volunteers.options import (
     OptionSpec,
     answer_counts,
     create_option,
-    current_event,
-    current_options,
     delete_option,
-    find_current_option,
     update_option,
 )
-from regdesk.invalid import Invalid
 from regdesk.web.pages import render
 from regdesk.web.visitor import PageDb
 

@@ -15,6 +15,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, Response
 from sqlalchemy.orm import Session
 
+from regdesk.accounts.passwords import PASSWORD_MIN, reset_password
 from regdesk.admin.access import AdminDep, Staffer
 from regdesk.admin.pages import (
     FormDep,
@@ -28,24 +29,21 @@ from regdesk.admin.pages import (
 from regdesk.config import Settings
 from regdesk.departments.service import departments_led_by
 from regdesk.invalid import Invalid
+from regdesk.oauth.permissions import ADMIN, PERMISSIONS, permissions_of
 from regdesk.oauth.scopes import SCOPES
 from regdesk.roles.models import RoleScope
 from regdesk.roles.service import all_roles, assign_role, get_role, remove_role, roles_of
 from regdesk.schemas import record_id
 from regdesk.users.models import User
-from regdesk.users.permissions import ADMIN, PERMISSIONS
 from regdesk.users.schemas import ADDRESS_FIELDS
 from regdesk.users.service import (
     EDITABLE_FIELDS,
-    PASSWORD_MIN,
-    current_volunteer_id,
     find_users,
-    permissions_of,
     recent_events,
-    reset_password,
     set_permissions,
     update_user,
 )
+from regdesk.volunteers.form import current_volunteer_id
 from regdesk.web.visitor import PageDb
 
 router = APIRouter(prefix="/users")

@@ -20,7 +20,7 @@ from regdesk.admin.access import StaffDep, Staffer
 from regdesk.admin.pages import missing, staff_context
 from regdesk.departments.models import Department
 from regdesk.volunteers.models import DepartmentState, Volunteer
-from regdesk.volunteers.service import (
+from regdesk.volunteers.review import (
     application_detail,
     departments_by_name,
     departments_of,

@@ -2,21 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Any
 
-from fastapi import APIRouter, Security
+from fastapi import APIRouter
 from fastapi.responses import JSONResponse
 
 from regdesk.departments import service
 from regdesk.departments.schemas import Department
 from regdesk.deps import ReadSession
 from regdesk.errors import api_responses
-from regdesk.oauth.guard import bearer
-from regdesk.oauth.tokens import LiveToken
+from regdesk.oauth.guard import VolunteerRead
 
 router = APIRouter(prefix="/api/v0", tags=["Volunteers"])
-
-VolunteerReader = Annotated[LiveToken, Security(bearer, scopes=["volunteer:read"])]
 
 
 @router.get(
@@ -25,6 +22,6 @@ VolunteerReader = Annotated[LiveToken, Security(bearer, scopes=["volunteer:read"
     response_model=list[Department],
     responses=api_responses(401, 403),
 )
-def list_departments(token: VolunteerReader, session: ReadSession) -> Any:
+def list_departments(token: VolunteerRead, session: ReadSession) -> Any:
     """Every department, publicly visible or not: a bare array, not wrapped (api.md 4.5)."""
     return JSONResponse(service.list_departments(session))

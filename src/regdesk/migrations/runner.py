@@ -10,8 +10,10 @@ from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy import Engine, text
 
+from regdesk import documents
 from regdesk.db import write_session
-from regdesk.documents.service import refresh as refresh_documents
+from regdesk.documents.refresh import refresh as refresh_documents
+from regdesk.models import DOCUMENTS
 
 HERE = Path(__file__).parent
 # Any fixed number: PostgreSQL advisory lock held while migrating, so that several
@@ -42,9 +44,19 @@ def upgrade(engine: Engine, revision: str = "head") -> None:
                 )
                 connection.commit()
     if revision == "head":
-        # Render the record documents a migration queued (0003 queues every existing record).
+        # Render the record documents a migration queued (installing one queues every record).
+        documents.install(DOCUMENTS)
         with write_session(engine) as session:
             refresh_documents(session)
+
+
+def downgrade(engine: Engine, revision: str) -> None:
+    """Back to `revision` (`base`: an empty schema), undoing each revision on the way."""
+    config = alembic_config()
+    with engine.connect() as connection:
+        config.attributes["connection"] = connection
+        command.downgrade(config, revision)
+        connection.commit()
 
 
 def new_revision(engine: Engine, message: str) -> None:

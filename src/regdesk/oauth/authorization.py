@@ -24,11 +24,10 @@ from sqlalchemy.orm import Session
 from regdesk.audit.service import Actor, record_event
 from regdesk.db import utcnow
 from regdesk.oauth.clients import load_client
-from regdesk.oauth.models import AuthorizationCode
+from regdesk.oauth.models import AuthorizationCode, UserPermission
+from regdesk.oauth.permissions import ADMIN
 from regdesk.oauth.scopes import SCOPES, Holder, ScopeError, check_scopes, parse_scopes
 from regdesk.security import new_secret, token_hash
-from regdesk.users.models import UserPermission
-from regdesk.users.permissions import ADMIN
 
 CODE_TTL = dt.timedelta(minutes=10)  # decisions.md, Tokens
 MAX_STATE = 4096  # decisions.md: at least 1024 characters come back byte for byte

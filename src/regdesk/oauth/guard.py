@@ -1,6 +1,8 @@
 """The bearer guard every API route uses (api.md 5; decisions.md, Errors).
 
-A route names the scope it needs: `token: Annotated[LiveToken, Security(bearer, scopes=[...])]`.
+A route states the scope it needs by the token it takes: `token: UserRead`. Every such
+requirement is declared once, at the end of this module, and checked against the scope
+registry when the module is imported: a misspelt scope stops the service from starting.
 No live token: 401 with `Invalid token.` or `Token expired.` (the messages real clients look
 for). A live token without the scope: 403 naming it. Cookies play no part (decisions.md).
 Each request with a live token counts against its application's rate limit (ratelimit.py):
@@ -11,7 +13,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import Depends, Request
+from fastapi import Depends, Request, Security
 from fastapi.openapi.models import (
     OAuthFlowAuthorizationCode,
     OAuthFlowClientCredentials,
@@ -73,3 +75,19 @@ async def bearer(
     if missing:
         raise InsufficientScope(missing)
     return token
+
+
+# --- what routes need ------------------------------------------------------------------------
+
+
+def registered(scope: str) -> str:
+    """`scope`, when the registry knows it (oauth/scopes.py); else the import fails."""
+    if scope not in SCOPES:
+        raise LookupError(f"{scope!r} is not a scope of the registry")
+    return scope
+
+
+UserRead = Annotated[LiveToken, Security(bearer, scopes=[registered("user:read")])]
+UserRolesUpdate = Annotated[LiveToken, Security(bearer, scopes=[registered("user:roles:update")])]
+VolunteerRead = Annotated[LiveToken, Security(bearer, scopes=[registered("volunteer:read")])]
+BasicProfile = Annotated[LiveToken, Security(bearer, scopes=[registered("pii:basic")])]

@@ -121,3 +121,14 @@ class RefreshToken(Base):
     last_used_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime())
     consumed_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime())
     revoked_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime())
+
+
+class UserPermission(Base):
+    """A named permission held by a user: `admin`, or a sensitive scope's name (decisions.md)."""
+
+    __tablename__ = "user_permissions"
+
+    user_id: Mapped[int] = mapped_column(
+        ForeignKey("users.id", ondelete="CASCADE"), primary_key=True
+    )
+    name: Mapped[str] = mapped_column(String(64), primary_key=True)

@@ -31,7 +31,8 @@ from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from regdesk import ratelimit
-from regdesk.db import GroupedWrites, LoopReads, Query, UTCDateTime, utcnow
+from regdesk.db import UTCDateTime, utcnow
+from regdesk.db.driver import GroupedWrites, LoopReads, Query
 from regdesk.errors import DATABASE_UNAVAILABLE, OAuthError
 from regdesk.oauth.clients import ClientCredentials, client_credentials, client_number
 from regdesk.oauth.scopes import ScopeError, check_service_scopes, format_scopes, parse_scopes

@@ -52,7 +52,14 @@ from regdesk.audit.service import Actor, record_event
 from regdesk.db import naive_utc, utcnow
 from regdesk.oauth.clients import TOKEN_ENDPOINT_AUTH_METHODS, OAuthClient, load_client
 from regdesk.oauth.grants import revoke_grants
-from regdesk.oauth.models import AccessToken, Application, AuthorizationCode, Grant, RefreshToken
+from regdesk.oauth.models import (
+    AccessToken,
+    Application,
+    AuthorizationCode,
+    Grant,
+    RefreshToken,
+    UserPermission,
+)
 from regdesk.oauth.scopes import (
     SCOPES,
     ScopeError,
@@ -62,7 +69,7 @@ from regdesk.oauth.scopes import (
 )
 from regdesk.oauth.tokens import ended_by_suspension, token_scopes
 from regdesk.security import new_secret, token_hash
-from regdesk.users.models import User, UserPermission
+from regdesk.users.models import User
 
 # Authlib logs issued tokens at DEBUG ("Issue token %r"): never let that reach a handler.
 logging.getLogger("authlib").setLevel(logging.INFO)

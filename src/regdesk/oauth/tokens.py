@@ -15,11 +15,12 @@ from typing import Any
 from sqlalchemy import insert
 from sqlalchemy.orm import Session
 
-from regdesk.db import LoopReads, Query, naive_utc, utcnow
+from regdesk.db import naive_utc, utcnow
+from regdesk.db.driver import LoopReads, Query
 from regdesk.oauth.models import AccessToken
+from regdesk.oauth.permissions import ADMIN
 from regdesk.oauth.scopes import SCOPES, parse_scopes
 from regdesk.security import new_secret, token_hash
-from regdesk.users.permissions import ADMIN
 
 
 class TokenKind(StrEnum):

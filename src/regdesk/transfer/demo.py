@@ -39,6 +39,7 @@ from sqlalchemy.orm import Session
 
 from regdesk.audit.service import Actor, record_event
 from regdesk.db import refresh_statistics, sync_sequences, write_session
+from regdesk.db.bulk import bulk_insert
 from regdesk.departments.models import Department
 from regdesk.events.models import Event, OptionType
 from regdesk.models import metadata
@@ -46,7 +47,6 @@ from regdesk.oauth.applications import create_application
 from regdesk.roles.models import Role, RoleScope
 from regdesk.security import hash_password
 from regdesk.transfer import demo_data as data
-from regdesk.transfer.bulk import bulk_insert
 from regdesk.users.models import User
 
 # Tables in the order their rows are written (parents first).

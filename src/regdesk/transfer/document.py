@@ -51,10 +51,6 @@ ASSIGNMENT_KEYS = frozenset({"name", "states"})
 VOLUNTEER_OPTION_KEYS = frozenset({"name", "type", "value"})
 SECTIONS = ("event", "roles", "users", "departments", "volunteers")
 
-# Permissions a user may hold besides the sensitive scopes (decisions.md, Scopes).
-ADMIN_PERMISSION = "admin"
-# Volunteers imported without an `event` section, when the organization has no event yet.
-DEFAULT_EVENT_NAME = "Current event"
 MAX_ERRORS = 100
 
 

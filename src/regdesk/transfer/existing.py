@@ -14,8 +14,9 @@ from sqlalchemy import Connection, Table, select
 
 from regdesk.departments.models import Department, DepartmentLead
 from regdesk.events.models import Event, EventOption
+from regdesk.oauth.models import UserPermission
 from regdesk.roles.models import Role, UserRole
-from regdesk.users.models import User, UserPermission
+from regdesk.users.models import User
 from regdesk.volunteers.models import (
     Volunteer,
     VolunteerContactMethod,

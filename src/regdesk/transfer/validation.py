@@ -10,13 +10,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from regdesk.events.models import OptionType, option_value_error
+from regdesk.events.service import DEFAULT_EVENT_NAME
 from regdesk.oauth.scopes import SCOPES
 from regdesk.roles.models import RoleScope
 from regdesk.transfer.document import (
     ADDRESS_COLUMNS,
     ASSIGNMENT_KEYS,
     CONTACT_METHOD_KEYS,
-    DEFAULT_EVENT_NAME,
     DEPARTMENT_KEYS,
     EVENT_KEYS,
     EVENT_OPTION_KEYS,

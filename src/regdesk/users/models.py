@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from sqlalchemy import Boolean, Date, ForeignKey, Index, Integer, String, func, literal_column
+from sqlalchemy import Boolean, Date, Index, Integer, String, func, literal_column
 from sqlalchemy.orm import Mapped, mapped_column
 
 from regdesk.db import Base, UTCDateTime, utcnow
@@ -44,14 +44,3 @@ class User(Base):
     password_hash: Mapped[str | None] = mapped_column(String(200))  # argon2id, never the password
     created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime(), default=utcnow)
     updated_at: Mapped[dt.datetime] = mapped_column(UTCDateTime(), default=utcnow)
-
-
-class UserPermission(Base):
-    """A named permission held by a user: `admin`, or a sensitive scope's name (decisions.md)."""
-
-    __tablename__ = "user_permissions"
-
-    user_id: Mapped[int] = mapped_column(
-        ForeignKey("users.id", ondelete="CASCADE"), primary_key=True
-    )
-    name: Mapped[str] = mapped_column(String(64), primary_key=True)

@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import secrets
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import (
     ColumnElement,
-    Connection,
-    Row,
     and_,
     delete,
     exists,
@@ -24,28 +21,22 @@ from sqlalchemy.orm import Session
 
 from regdesk.audit.models import AuditEvent
 from regdesk.audit.service import Actor, record_changes, record_event
-from regdesk.db import ID_MAX, LoopReads, Query
-from regdesk.departments.models import DepartmentLead
-from regdesk.documents.reading import complete
-from regdesk.events.models import Event
-from regdesk.formats import as_json
+from regdesk.db import ID_MAX
 from regdesk.invalid import Invalid
-from regdesk.oauth.grants import end_access
+from regdesk.oauth.models import UserPermission
+from regdesk.oauth.permissions import ADMIN, check_permission, permissions_of
 from regdesk.roles.models import Role, RoleScope, UserRole
 from regdesk.security import hash_password
 from regdesk.transfer.existing import users as users_table
-from regdesk.transfer.records import PASSWORD_MAX, Parser, boolean, text
+from regdesk.transfer.records import Parser, boolean, text
 from regdesk.users.fields import (
     check_username,
     normalize_country,
     normalize_email,
     normalize_phone,
 )
-from regdesk.users.models import User, UserPermission
-from regdesk.users.permissions import ADMIN, check_permission
-from regdesk.users.schemas import ADDRESS_FIELDS, render_user
-from regdesk.volunteers.models import Volunteer
-from regdesk.web.sessions import end_sessions_of
+from regdesk.users.models import User
+from regdesk.users.schemas import ADDRESS_FIELDS
 
 
 class UserError(ValueError):
@@ -133,149 +124,6 @@ def _roles_by_name(session: Session, names: Sequence[str]) -> list[Role]:
             f"role: no role named {missing[0]!r} (roles: {', '.join(known) or 'none yet'})"
         )
     return [found[n] for n in wanted]
-
-
-def permissions_of(session: Bind, user_id: int) -> list[str]:
-    return list(
-        session.scalars(
-            select(UserPermission.name)
-            .where(UserPermission.user_id == user_id)
-            .order_by(UserPermission.name)
-        )
-    )
-
-
-# --- reading users (api.md 4.6, 4.7) --------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class UserFilters:
-    role_id: int | None = None
-    email: str | None = None
-    username: str | None = None
-
-
-USERS = User.__table__
-BATCH = 2000
-Bind = Session | Connection
-
-
-def get_user(bind: Bind, user_id: int) -> Row[Any] | None:
-    return bind.execute(select(USERS).where(USERS.c.id == user_id)).first()
-
-
-USER_DOCUMENT = Query("""
-    SELECT u.id, (SELECT body FROM user_documents d WHERE d.user_id = u.id
-                  AND NOT EXISTS (SELECT 1 FROM document_queue q
-                                  WHERE q.kind = 'user' AND q.key = u.id))
-    FROM users u WHERE u.id = :user_id
-""")
-
-
-def user_document(reads: LoopReads, user_id: int) -> str | None:
-    """The JSON record (api.md 2.2) of the user with this id, if there is one."""
-    row = reads.first(USER_DOCUMENT, user_id=user_id)
-    found = complete(reads, [(row[0], row[1])], user_documents) if row is not None else []
-    return found[0] if found else None
-
-
-def _search_query(role: bool, email: bool, username: bool) -> Query:
-    """The page query for one combination of filters, members combined with AND."""
-    # Keyed on user_roles.user_id with a role filter, so that the page walks
-    # ix_user_roles_role_id_user_id in order and stops after `limit` rows (keyed on users.id,
-    # SQLite would sort every holder).
-    key = "ur.user_id" if role else "u.id"
-    # Each body looked up by key (as a join, PostgreSQL merges from the first document on).
-    # A record still queued (see documents/models.py) is rendered from its table.
-    sql = (
-        "SELECT u.id, (SELECT body FROM user_documents d WHERE d.user_id = u.id AND NOT EXISTS"
-        " (SELECT 1 FROM document_queue q WHERE q.kind = 'user' AND q.key = u.id)) FROM users u"
-    )
-    if role:
-        sql += " JOIN user_roles ur ON ur.user_id = u.id AND ur.role_id = :role_id"
-    sql += f" WHERE {key} > :after"
-    # Both sides lowered by the database, as its unique indexes are: Python's lower() folds
-    # letters SQLite's does not ("É"), and the stored value would not find itself.
-    if email:
-        sql += " AND lower(u.email) = lower(:email)"
-    if username:
-        # The lower() term lets the case-insensitive unique index find the row.
-        sql += " AND lower(u.username) = lower(:username) AND u.username = :username"
-    return Query(f"{sql} ORDER BY {key} LIMIT :limit")
-
-
-SEARCHES = {
-    (role, email, username): _search_query(role, email, username)
-    for role in (False, True)
-    for email in (False, True)
-    for username in (False, True)
-}
-
-
-def search_users(
-    reads: LoopReads, filters: UserFilters, after_id: int, limit: int
-) -> tuple[list[str], int | None]:
-    """The JSON records of the users in id order after `after_id` that match every filter, and
-    the id to continue after when more follow."""
-    if filters.role_id is not None and not 0 < filters.role_id <= ID_MAX:
-        return [], None  # no role has such an id (and PostgreSQL could not compare it)
-    query = SEARCHES[
-        (filters.role_id is not None, filters.email is not None, filters.username is not None)
-    ]
-    parameters = {"role_id": filters.role_id, "email": filters.email, "username": filters.username}
-    rows = reads.all(
-        query,
-        after=after_id,
-        limit=limit + 1,
-        **{name: parameters[name] for name in query.names if name in parameters},
-    )
-    page = rows[:limit]
-    bodies = complete(reads, page, user_documents)
-    return bodies, (page[-1][0] if len(rows) > limit else None)
-
-
-def user_documents(bind: Bind, ids: Iterable[int]) -> dict[int, str]:
-    """The JSON records of the users with these ids (those that exist), from the table."""
-    wanted = sorted(ids)
-    rendered = {}
-    for start in range(0, len(wanted), BATCH):
-        chunk = wanted[start : start + BATCH]
-        for row in bind.execute(select(USERS).where(USERS.c.id.in_(chunk))):
-            rendered[row.id] = as_json(render_user(row))
-    return rendered
-
-
-def current_volunteer_id(session: Bind, user_id: int) -> int | None:
-    """The id of the user's volunteer application to the current event, if they made one."""
-    found: int | None = session.scalar(
-        select(Volunteer.id)
-        .join(Event, Event.id == Volunteer.event_id)
-        .where(Volunteer.user_id == user_id, Event.is_current.is_(True))
-    )
-    return found
-
-
-def current_user_facts(session: Bind, user_id: int) -> dict[str, Any]:
-    """What the current-user record (api.md 2.4) adds to the user's own columns."""
-    roles = [
-        {"id": role_id, "name": name}
-        for role_id, name in session.execute(
-            select(Role.id, Role.name)
-            .join(UserRole, UserRole.role_id == Role.id)
-            .where(UserRole.user_id == user_id)
-            .order_by(Role.id)
-        )
-    ]
-    is_volunteer = current_volunteer_id(session, user_id)
-    is_lead = session.scalar(
-        select(DepartmentLead.department_id).where(DepartmentLead.user_id == user_id).limit(1)
-    )
-    return {
-        "roles": roles,
-        "permissions": permissions_of(session, user_id),
-        "is_volunteer": is_volunteer is not None,
-        "is_department_lead": is_lead is not None,
-    }
 
 
 # --- the admin area: finding users, and an administrator's changes --------------------------
@@ -493,49 +341,3 @@ def set_permissions(
             details={"granted": granted, "revoked": revoked},
         )
     return granted, revoked
-
-
-PASSWORD_MIN = 8
-# Read aloud at a desk or copied from a screen: lower case, and no 0, 1 or l to mistake.
-_PASSWORD_ALPHABET = "23456789abcdefghijkmnopqrstuvwxyz"
-
-
-def generated_password() -> str:
-    """Four groups of four (about 80 bits), such as `k7qm-x3vd-9hwa-t2np`."""
-    return "-".join("".join(secrets.choice(_PASSWORD_ALPHABET) for _ in range(4)) for _ in range(4))
-
-
-@dataclass(frozen=True)
-class PasswordReset:
-    password: str  # the new password: shown once to the administrator, never stored
-    sessions_ended: int
-    grants_revoked: int
-
-
-def reset_password(
-    session: Session, actor: Actor, user: User, password: str | None
-) -> PasswordReset:
-    """Sets `password`, or a generated one when None; every web session of the user ends, and
-    every application they connected loses its access (grants, tokens, unredeemed codes): the
-    answer to a takeover must not leave the intruder's own tool connected (ASVS V3.3.3). The
-    audit event says whether the password was generated, never what it is."""
-    if password is not None and not PASSWORD_MIN <= len(password) <= PASSWORD_MAX:
-        raise Invalid({"password": f"must be {PASSWORD_MIN} to {PASSWORD_MAX} characters"})
-    new = password if password is not None else generated_password()
-    user.password_hash = hash_password(new)
-    ended = end_sessions_of(session, user.id)
-    revoked = end_access(session, reason="password_reset", user_id=user.id)
-    record_event(
-        session,
-        actor,
-        "user.password_reset",
-        target_type="user",
-        target_id=user.id,
-        details={
-            "generated": password is None,
-            "sessions_ended": ended,
-            "grants_revoked": len(revoked),
-        },
-    )
-    session.flush()
-    return PasswordReset(new, ended, len(revoked))

@@ -1,23 +1,20 @@
-"""Volunteer API (api.md 4.3, 4.4): HTTP only; the queries live in volunteers/service.py."""
+"""Volunteer API (api.md 4.3, 4.4): HTTP only; the records are volunteers/records.py's."""
 
 from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Security
+from fastapi import APIRouter
 
 from regdesk.deps import CursorsDep, Reads
 from regdesk.errors import NotFound, api_responses
-from regdesk.oauth.guard import bearer
-from regdesk.oauth.tokens import LiveToken
+from regdesk.oauth.guard import VolunteerRead
 from regdesk.pagination import page_response
 from regdesk.schemas import JSONText, json_body, record_id, request_body_openapi
-from regdesk.volunteers import service
+from regdesk.volunteers import records
 from regdesk.volunteers.schemas import Volunteer, VolunteerPage, VolunteerSearch
 
 router = APIRouter(prefix="/api/v0", tags=["Volunteers"])
-
-VolunteerReader = Annotated[LiveToken, Security(bearer, scopes=["volunteer:read"])]
 
 
 @router.post(
@@ -28,18 +25,18 @@ VolunteerReader = Annotated[LiveToken, Security(bearer, scopes=["volunteer:read"
     openapi_extra=request_body_openapi(VolunteerSearch),
 )
 async def search_volunteers(
-    token: VolunteerReader,
+    token: VolunteerRead,
     reads: Reads,
     cursors: CursorsDep,
     body: Annotated[VolunteerSearch, json_body(VolunteerSearch)],
 ) -> Any:
     """The current event's volunteers in creation order, `limit` (1 to 100) a page."""
     after = cursors.decode(body.nextPage, "volunteers", {}) if body.nextPage else 0
-    records, continue_after = service.volunteer_page(reads, after, body.limit)
+    found, continue_after = records.volunteer_page(reads, after, body.limit)
     next_page = (
         cursors.encode("volunteers", {}, continue_after) if continue_after is not None else None
     )
-    return page_response(records, next_page)
+    return page_response(found, next_page)
 
 
 @router.get(
@@ -48,11 +45,11 @@ async def search_volunteers(
     response_model=Volunteer,
     responses=api_responses(401, 403, 404),
 )
-async def user_volunteer(id: str, token: VolunteerReader, reads: Reads) -> Any:
+async def user_volunteer(id: str, token: VolunteerRead, reads: Reads) -> Any:
     """The user's application for the current event; 404 when there is none."""
     user_id = record_id(id)
     found, record = (
-        service.volunteer_of_user(reads, user_id) if user_id is not None else (False, None)
+        records.volunteer_of_user(reads, user_id) if user_id is not None else (False, None)
     )
     if not found:
         raise NotFound("User not found.")

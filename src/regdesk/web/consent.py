@@ -18,6 +18,7 @@ from fastapi import APIRouter, Form, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from sqlalchemy.orm import Session
 
+from regdesk.accounts.pages import end_visit, forbidden
 from regdesk.deps import IssuerDep
 from regdesk.oauth.authorization import (
     AuthorizationPageError,
@@ -30,7 +31,6 @@ from regdesk.oauth.authorization import (
 )
 from regdesk.oauth.clients import load_client
 from regdesk.web import csrf
-from regdesk.web.accounts import end_visit, forbidden
 from regdesk.web.headers import policy_with_form_target
 from regdesk.web.pages import render, scopes_in_words
 from regdesk.web.redirects import same_origin_as_any

@@ -19,9 +19,8 @@ from sqlalchemy.orm import Session
 from regdesk.audit.service import Actor
 from regdesk.departments.service import led_department_ids
 from regdesk.deps import WriteSession
+from regdesk.oauth.permissions import ADMIN, permissions_of
 from regdesk.users.models import User
-from regdesk.users.permissions import ADMIN
-from regdesk.users.service import permissions_of
 from regdesk.web import csrf
 from regdesk.web.pages import render
 from regdesk.web.sessions import COOKIE_NAME, find_session

@@ -15,8 +15,7 @@ from starlette.datastructures import FormData
 
 from regdesk.events.models import EventOption, OptionType
 from regdesk.invalid import Invalid
-from regdesk.volunteers.models import DepartmentState
-from regdesk.volunteers.service import (
+from regdesk.volunteers.form import (
     MAX_CONTACT_METHODS,
     TEXT_ANSWER_MAX,
     Application,
@@ -29,6 +28,7 @@ from regdesk.volunteers.service import (
     option_field,
     save_application,
 )
+from regdesk.volunteers.models import DepartmentState
 from regdesk.web import csrf
 from regdesk.web.pages import render
 from regdesk.web.visitor import PageDb, PageRefused, Visitor, VisitorDep, signed_in

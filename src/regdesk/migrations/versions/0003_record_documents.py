@@ -222,8 +222,7 @@ def upgrade() -> None:
     )
     # The refresh reads each queued record once, in key order.
     op.create_index(op.f("ix_document_queue_kind_key"), "document_queue", ["kind", "key"])
-    postgresql = op.get_bind().dialect.name == "postgresql"
-    for statement in _postgresql_triggers() if postgresql else _sqlite_triggers():
+    for statement in created(op.get_bind().dialect.name == "postgresql"):
         op.execute(statement)
     # Every record existing before this revision is rendered by the next write (`regdesk db
     # upgrade` runs one); until then readers render them from the tables.
@@ -231,14 +230,30 @@ def upgrade() -> None:
     op.execute("INSERT INTO document_queue (kind, key) SELECT 'volunteer', id FROM volunteers")
 
 
-def downgrade() -> None:
-    postgresql = op.get_bind().dialect.name == "postgresql"
+def dropped(postgresql: bool) -> list[str]:
+    """The statements that drop this revision's triggers (and, on PostgreSQL, functions), by
+    the names they were made with (also used by 0007, which replaces them)."""
+    statements = []
     for rule in RULES:
         for operation in rule.operations:
-            name = f"documents_{rule.table}_{operation.lower()}"
-            op.execute(f"DROP TRIGGER {name}" + (f" ON {rule.table}" if postgresql else ""))
+            if postgresql:
+                trigger = f"{_function(rule)}_{operation.lower()}"
+                statements.append(f"DROP TRIGGER {trigger} ON {rule.table}")
+            else:
+                statements.append(f"DROP TRIGGER documents_{rule.table}_{operation.lower()}")
         if postgresql:
-            op.execute(f"DROP FUNCTION {_function(rule)}()")
+            statements.append(f"DROP FUNCTION {_function(rule)}()")
+    return statements
+
+
+def created(postgresql: bool) -> list[str]:
+    """The statements that make this revision's triggers (also used by 0007's downgrade)."""
+    return _postgresql_triggers() if postgresql else _sqlite_triggers()
+
+
+def downgrade() -> None:
+    for statement in dropped(op.get_bind().dialect.name == "postgresql"):
+        op.execute(statement)
     op.drop_table("document_queue")
     op.drop_table("volunteer_documents")
     op.drop_table("user_documents")

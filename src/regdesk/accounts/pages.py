@@ -13,15 +13,16 @@ from sqlalchemy import Engine
 from sqlalchemy.orm import Session
 
 from regdesk import ratelimit
+from regdesk.accounts import throttle
+from regdesk.accounts.devices import remember as remember_device
+from regdesk.accounts.devices import trusted_device
 from regdesk.audit.service import Actor, record_event
 from regdesk.db import read_session
 from regdesk.oauth.grants import connected_applications, revoke_application
 from regdesk.security import hash_password, verify_password
 from regdesk.users.models import User
 from regdesk.users.service import find_by_login
-from regdesk.web import csrf, throttle
-from regdesk.web.devices import remember as remember_device
-from regdesk.web.devices import trusted_device
+from regdesk.web import csrf
 from regdesk.web.pages import render, scopes_in_words
 from regdesk.web.redirects import local_path
 from regdesk.web.sessions import COOKIE_NAME, end_session, start_session

@@ -1,6 +1,6 @@
 """Device cookies (OWASP, "Slow Down Online Guessing Attacks with Device Cookies"): a browser
 that has signed in to an account before keeps a failure budget of its own for that account,
-which nothing a stranger does can spend (web/throttle.py).
+which nothing a stranger does can spend (accounts/throttle.py).
 
 The cookie holds, signed with the instance's secret key (itsdangerous), one entry per account
 signed in from this browser (a desk laptop is shared): the account's id, a random nonce that

@@ -2,7 +2,7 @@
 without handing anyone a switch that locks somebody else out.
 
 Whom a failed attempt is counted against, within `WINDOW`:
-- a trusted browser (one that signed in to the account it names before: web/devices.py): its
+- a trusted browser (one that signed in to the account it names before: accounts/devices.py): its
   own budget for that account, `PER_DEVICE`, and nothing else. Nothing a stranger does, from
   anywhere, spends it: the owner at their usual browser always gets in.
 - any other browser:
@@ -35,10 +35,10 @@ from dataclasses import dataclass
 from sqlalchemy import ColumnElement, delete, insert, select, text
 from sqlalchemy.orm import Session
 
+from regdesk.accounts.devices import Device
+from regdesk.accounts.models import LoginFailure
 from regdesk.db import is_sqlite, utcnow
 from regdesk.ratelimit import address_key
-from regdesk.web.devices import Device
-from regdesk.web.models import LoginFailure
 
 WINDOW = dt.timedelta(minutes=15)
 PER_DEVICE = 10

@@ -1,0 +1,71 @@
+"""What a record document is made of (see the package's docstring)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+from sqlalchemy import Column, Connection, ForeignKey, Integer, Table, Text
+from sqlalchemy.orm import Session
+
+from regdesk.db import Base
+
+ALL = ("INSERT", "UPDATE", "DELETE")
+# Renders the records with these ids (those that exist) from their tables: {id: JSON text}.
+Render = Callable[[Session | Connection, Iterable[int]], dict[int, str]]
+
+
+@dataclass(frozen=True)
+class Stale:
+    """A change to a row of `table` makes stale the documents of the records `ids` selects,
+    the changed row being `R` (`"SELECT R.id"`, `"SELECT id FROM volunteers WHERE user_id =
+    R.id"`). `operations`: which changes; an UPDATE counts only when one of `columns` (when
+    given) changed, so that a change the document does not show leaves it alone."""
+
+    table: str
+    ids: str
+    operations: tuple[str, ...] = ALL
+    columns: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Document:
+    """The rendered JSON of one kind of record, kept in `<kind>_documents`."""
+
+    kind: str
+    records: str  # the table of the records, keyed by `id`
+    render: Render
+    stale: tuple[Stale, ...]
+    table: Table = field(init=False, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        tables = [stale.table for stale in self.stale]
+        # One trigger function per table it watches (documents.triggers names them so).
+        assert len(tables) == len(set(tables)), f"{self.kind}: one Stale per table"
+        table = Table(
+            f"{self.kind}_documents",
+            Base.metadata,
+            Column(
+                self.key,
+                Integer,
+                ForeignKey(f"{self.records}.id", ondelete="CASCADE"),
+                primary_key=True,
+            ),
+            Column("body", Text, nullable=False),
+        )
+        object.__setattr__(self, "table", table)
+
+    @property
+    def key(self) -> str:
+        return f"{self.kind}_id"
+
+    def body(self, record: str) -> str:
+        """SQL of the stored body of the record whose id is `record` (an SQL expression), or
+        NULL while it is queued: the reader then renders it (`reading.complete`). Looked up by
+        key in a subquery: as a join, PostgreSQL would merge with every document from the
+        first one on, a cost that grows with a page's depth."""
+        return (  # names from the declaration and the caller's SQL, nothing from outside
+            f"(SELECT body FROM {self.table.name} d WHERE d.{self.key} = {record}"  # noqa: S608
+            " AND NOT EXISTS (SELECT 1 FROM document_queue q"
+            f" WHERE q.kind = '{self.kind}' AND q.key = {record}))"
+        )

@@ -1,0 +1,133 @@
+"""User records of the API (api.md 2.2, 4.6, 4.7): rendered from the tables, kept as documents
+(regdesk.documents), and read a page at a time on the event loop's own connection."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import Connection, Row, select
+from sqlalchemy.orm import Session
+
+from regdesk.db import ID_MAX
+from regdesk.db.driver import LoopReads, Query
+from regdesk.documents import Document, Stale
+from regdesk.documents.reading import complete
+from regdesk.formats import as_json
+from regdesk.users.models import User
+from regdesk.users.schemas import render_user
+
+USERS = User.__table__
+BATCH = 2000
+Bind = Session | Connection
+
+# The columns of users that api.md 2.2 and 2.3 show: an update of any other (the password
+# hash, say) leaves the documents that show users alone.
+SHOWN_COLUMNS = (
+    "email",
+    "preferred_name",
+    "first_name",
+    "last_name",
+    "username",
+    "verified",
+    "phone",
+    "address_line1",
+    "address_line2",
+    "address_city",
+    "address_state",
+    "address_zipcode",
+    "address_country",
+)
+
+
+def user_documents(bind: Bind, ids: Iterable[int]) -> dict[int, str]:
+    """The JSON records of the users with these ids (those that exist), from the table."""
+    wanted = sorted(ids)
+    rendered = {}
+    for start in range(0, len(wanted), BATCH):
+        chunk = wanted[start : start + BATCH]
+        for row in bind.execute(select(USERS).where(USERS.c.id.in_(chunk))):
+            rendered[row.id] = as_json(render_user(row))
+    return rendered
+
+
+DOCUMENT = Document(
+    kind="user",
+    records="users",
+    render=user_documents,
+    stale=(Stale("users", "SELECT R.id", ("INSERT", "UPDATE"), SHOWN_COLUMNS),),
+)
+
+
+@dataclass(frozen=True)
+class UserFilters:
+    role_id: int | None = None
+    email: str | None = None
+    username: str | None = None
+
+
+def get_user(bind: Bind, user_id: int) -> Row[Any] | None:
+    return bind.execute(select(USERS).where(USERS.c.id == user_id)).first()
+
+
+USER_DOCUMENT = Query(
+    f"SELECT u.id, {DOCUMENT.body('u.id')} FROM users u WHERE u.id = :user_id"  # noqa: S608
+)
+
+
+def user_document(reads: LoopReads, user_id: int) -> str | None:
+    """The JSON record (api.md 2.2) of the user with this id, if there is one."""
+    row = reads.first(USER_DOCUMENT, user_id=user_id)
+    found = complete(reads, [(row[0], row[1])], DOCUMENT) if row is not None else []
+    return found[0] if found else None
+
+
+def _search_query(role: bool, email: bool, username: bool) -> Query:
+    """The page query for one combination of filters, members combined with AND."""
+    # Keyed on user_roles.user_id with a role filter, so that the page walks
+    # ix_user_roles_role_id_user_id in order and stops after `limit` rows (keyed on users.id,
+    # SQLite would sort every holder).
+    key = "ur.user_id" if role else "u.id"
+    sql = f"SELECT u.id, {DOCUMENT.body('u.id')} FROM users u"  # noqa: S608 (ours, no input)
+    if role:
+        sql += " JOIN user_roles ur ON ur.user_id = u.id AND ur.role_id = :role_id"
+    sql += f" WHERE {key} > :after"
+    # Both sides lowered by the database, as its unique indexes are: Python's lower() folds
+    # letters SQLite's does not ("É"), and the stored value would not find itself.
+    if email:
+        sql += " AND lower(u.email) = lower(:email)"
+    if username:
+        # The lower() term lets the case-insensitive unique index find the row.
+        sql += " AND lower(u.username) = lower(:username) AND u.username = :username"
+    return Query(f"{sql} ORDER BY {key} LIMIT :limit")
+
+
+SEARCHES = {
+    (role, email, username): _search_query(role, email, username)
+    for role in (False, True)
+    for email in (False, True)
+    for username in (False, True)
+}
+
+
+def search_users(
+    reads: LoopReads, filters: UserFilters, after_id: int, limit: int
+) -> tuple[list[str], int | None]:
+    """The JSON records of the users in id order after `after_id` that match every filter, and
+    the id to continue after when more follow."""
+    if filters.role_id is not None and not 0 < filters.role_id <= ID_MAX:
+        return [], None  # no role has such an id (and PostgreSQL could not compare it)
+    query = SEARCHES[
+        (filters.role_id is not None, filters.email is not None, filters.username is not None)
+    ]
+    parameters = {"role_id": filters.role_id, "email": filters.email, "username": filters.username}
+    rows = reads.all(
+        query,
+        after=after_id,
+        limit=limit + 1,
+        **{name: parameters[name] for name in query.names if name in parameters},
+    )
+    page = rows[:limit]
+    bodies = complete(reads, page, DOCUMENT)
+    return bodies, (page[-1][0] if len(rows) > limit else None)
