@@ -9,6 +9,7 @@ no auth), alternating, and the best of the rounds is kept for each.
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import re
@@ -22,7 +23,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
-from urllib.parse import quote
+from urllib.parse import parse_qs, quote, urlsplit
 
 import httpx
 from sqlalchemy import text
@@ -30,8 +31,7 @@ from sqlalchemy import text
 from regdesk.audit.service import Actor
 from regdesk.db import make_engine, write_session
 from regdesk.oauth.applications import create_application
-from regdesk.oauth.models import Grant
-from regdesk.oauth.tokens import issue_access_token
+from regdesk.oauth.authorization import approve, check_authorization_request
 
 USERS = int(os.environ.get("BENCH_USERS", "100000"))
 VOLUNTEERS = int(os.environ.get("BENCH_VOLUNTEERS", "20000"))
@@ -174,8 +174,13 @@ def _latency(output: str, percentile: str) -> float:
     return float(value) * {"us": 0.001, "ms": 1.0, "s": 1000.0}[unit]
 
 
-def _credentials(database_url: str) -> dict[str, str]:
-    """A service token, a user's token, and Basic credentials for the token endpoint."""
+BENCH_REDIRECT = "https://bench.example.org/callback"
+
+
+def _credentials(database_url: str, base: str) -> dict[str, str]:
+    """A service token, a user's token, and Basic credentials for the token endpoint, each
+    got the way a tool gets them: from the running server's token endpoint, the user's
+    through the consent the authorization page gives (user 3 of the demo)."""
     engine = make_engine(database_url)
     with write_session(engine) as session:
         service_app, secret = create_application(
@@ -184,33 +189,33 @@ def _credentials(database_url: str) -> dict[str, str]:
             name="Bench",
             service_scopes="user:read volunteer:read",
             obo_scopes="pii:basic pii:email",
+            redirect_uris=[BENCH_REDIRECT],
         )
-        service_token, _ = issue_access_token(
-            session, application_id=service_app.id, scope="user:read volunteer:read", ttl=86400
-        )
-        grant = Grant(
-            application_id=service_app.id,
-            user_id=3,
-            scope="pii:basic pii:email",
-            app_scopes_version=1,
-        )
-        session.add(grant)
-        session.flush()
-        user_token, _ = issue_access_token(
-            session,
-            application_id=service_app.id,
-            scope="pii:basic pii:email",
-            ttl=86400,
-            user_id=3,
-            grant_id=grant.id,
-        )
+        params = [
+            ("client_id", str(service_app.id)),
+            ("response_type", "code"),
+            ("redirect_uri", BENCH_REDIRECT),
+            ("scope", "pii:basic pii:email"),
+        ]
+        consented = check_authorization_request(session, params, base)
+        location = approve(session, Actor("bench"), consented, 3, base)
     engine.dispose()
-    import base64
-
+    auth = (str(service_app.id), secret)
+    service = httpx.post(
+        f"{base}/api/oauth/token", data={"grant_type": "client_credentials"}, auth=auth
+    )
+    code = parse_qs(urlsplit(location).query)["code"][0]
+    user = httpx.post(
+        f"{base}/api/oauth/token",
+        data={"grant_type": "authorization_code", "code": code, "redirect_uri": BENCH_REDIRECT},
+        auth=auth,
+    )
+    service.raise_for_status()
+    user.raise_for_status()
     basic = base64.b64encode(f"{service_app.id}:{secret}".encode()).decode()
     return {
-        "service": f"Bearer {service_token}",
-        "user": f"Bearer {user_token}",
+        "service": f"Bearer {service.json()['access_token']}",
+        "user": f"Bearer {user.json()['access_token']}",
         "basic": f"Basic {basic}",
     }
 
@@ -279,11 +284,11 @@ def bench_database(database_url: str, label: str) -> dict[str, object]:
         capture_output=True,
     )
     demo_seconds = time.perf_counter() - started
-    credentials = _credentials(database_url)
     port, ceiling_port = free_port(), free_port()
     base, ceiling = f"http://127.0.0.1:{port}", f"http://127.0.0.1:{ceiling_port}"
     results: dict[str, object] = {"demo_load_seconds": round(demo_seconds, 1)}
     with tempfile.TemporaryDirectory() as scratch, serving(env, port) as server:
+        credentials = _credentials(database_url, base)
         folder = Path(scratch)
         endpoints = _endpoints(base, credentials)
         recorded = {}

@@ -49,10 +49,10 @@ from bench.http import databases, free_port, scratch_database, serving
 from regdesk.audit.models import AuditEvent
 from regdesk.audit.service import Actor
 from regdesk.db import make_engine
+from regdesk.demo import load_demo
 from regdesk.migrations.runner import upgrade
 from regdesk.oauth.models import AccessToken, Grant, RefreshToken
 from regdesk.security import token_hash
-from regdesk.transfer.demo import load_demo
 from regdesk.web.models import WebSession
 
 SECONDS = float(os.environ.get("SOAK_SECONDS", "180"))

@@ -13,7 +13,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import quote
+from urllib.parse import parse_qs, quote, urlsplit
 
 import pytest
 from click.testing import CliRunner, Result
@@ -28,8 +28,8 @@ from regdesk.config import load_settings
 from regdesk.db import make_engine, write_session
 from regdesk.migrations.runner import upgrade
 from regdesk.oauth.applications import create_application
-from regdesk.oauth.models import Grant
-from regdesk.oauth.tokens import issue_access_token
+from regdesk.oauth.authorization import approve, check_authorization_request, scopes_user_lacks
+from regdesk.oauth.models import Application
 
 POSTGRES_ENV = "REGDESK_TEST_POSTGRES_URL"
 
@@ -128,6 +128,9 @@ def client(app: FastAPI) -> Iterator[TestClient]:
         yield test_client
 
 
+TOOL_REDIRECT = "https://tool.example.org/callback"
+
+
 @dataclass(frozen=True)
 class Registered:
     client_id: str
@@ -153,6 +156,8 @@ class Apps:
         redirect_uris: Sequence[str] = (),
         name: str = "Tool",
     ) -> Registered:
+        if obo_scopes and not redirect_uris:
+            redirect_uris = [TOOL_REDIRECT]  # where its users come back to (mint needs one)
         with write_session(self.engine) as session:
             application, secret = create_application(
                 session,
@@ -179,36 +184,30 @@ class Apps:
         token: str = response.json()["access_token"]
         return token
 
-    def mint(
-        self,
-        application: Registered,
-        scope: str,
-        *,
-        user_id: int | None = None,
-        ttl: int = 3600,
-    ) -> str:
-        """A token written straight to the database: for kinds the API does not issue yet
-        (a user's token) or cannot be asked for (one that has already expired)."""
-        with write_session(self.engine) as session:
-            grant_id = None
-            if user_id is not None:
-                grant = Grant(
-                    application_id=application.id,
-                    user_id=user_id,
-                    scope=scope,
-                    app_scopes_version=1,
-                )
-                session.add(grant)
-                session.flush()
-                grant_id = grant.id
-            token, _ = issue_access_token(
-                session,
-                application_id=application.id,
-                scope=scope,
-                ttl=ttl,
-                user_id=user_id,
-                grant_id=grant_id,
-            )
+    def mint(self, application: Registered, scope: str, *, user_id: int | None = None) -> str:
+        """A token got the way a tool gets one: client_credentials at the token endpoint, or,
+        for a user's token, the consent the authorization page gives (the user must be able
+        to grant `scope`) exchanged for tokens there."""
+        auth = (application.client_id, application.client_secret)
+        if user_id is None:
+            form = {"grant_type": "client_credentials", "scope": scope}
+        else:
+            with write_session(self.engine) as session:
+                redirect_uri = session.get(Application, application.id).redirect_uris[0]
+                params = [
+                    ("client_id", application.client_id),
+                    ("response_type", "code"),
+                    ("redirect_uri", redirect_uri),
+                    ("scope", scope),
+                ]
+                request = check_authorization_request(session, params, PUBLIC_URL)
+                assert not scopes_user_lacks(session, user_id, request.scopes), scope
+                location = approve(session, Actor("test"), request, user_id, PUBLIC_URL)
+            code = parse_qs(urlsplit(location).query)["code"][0]
+            form = {"grant_type": "authorization_code", "code": code, "redirect_uri": redirect_uri}
+        response = self.client.post("/api/oauth/token", data=form, auth=auth)
+        assert response.status_code == 200, response.text
+        token: str = response.json()["access_token"]
         return token
 
 

@@ -13,9 +13,9 @@ from sqlalchemy import Engine, text
 
 from regdesk.audit.service import Actor
 from regdesk.db import make_engine, write_session
+from regdesk.demo import load_demo
 from regdesk.migrations.runner import upgrade
 from regdesk.oauth.applications import create_application, set_suspended
-from regdesk.transfer.demo import load_demo
 from tests.conftest import postgres_base_url, scratch_database_url
 from tests.helpers import live_server
 from tests.oauth.test_code_flow_client_library import (

@@ -27,6 +27,24 @@ log = logging.getLogger("regdesk.errors")
 NO_STORE = {"Cache-Control": "no-store", "Pragma": "no-cache"}
 
 
+class Invalid(ValueError):
+    """A change refused because of what was given: each bad field named, with what is wrong.
+
+    The one validation error of every service (users, roles, departments, applications, the
+    volunteer form...), rendered in one place for each way in: the admin pages next to each
+    field, the command line one line per field (`username: 'fox' is taken`), the API as the
+    `validation` envelope (`ValidationFailed`). The keys are the fields' names where they are
+    typed: the API's (`phone`, `addressCountry`), which the forms use too.
+    """
+
+    def __init__(self, errors: Mapping[str, str]) -> None:
+        self.errors = dict(errors)
+        super().__init__("; ".join(self.lines()))
+
+    def lines(self) -> list[str]:
+        return [f"{name}: {message}" for name, message in self.errors.items()]
+
+
 class ApiError(Exception):
     status_code = 500
     category = "server"
@@ -183,6 +201,11 @@ def _validation_response(_: Request, exc: Exception) -> JSONResponse:
     return error_response(ValidationFailed("The request is not valid.", field_errors(exc.errors())))
 
 
+def _invalid_response(_: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, Invalid)
+    return error_response(ValidationFailed("The request is not valid.", exc.errors))
+
+
 def _api_error_response(_: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, ApiError)
     return error_response(exc)
@@ -258,6 +281,7 @@ def _database_unavailable_response(_: Request, exc: Exception) -> JSONResponse:
 def install_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(RequestValidationError, _validation_response)
     app.add_exception_handler(ApiError, _api_error_response)
+    app.add_exception_handler(Invalid, _invalid_response)
     app.add_exception_handler(OAuthError, _oauth_error_response)
     app.add_exception_handler(StarletteHTTPException, _http_error_response)
     for unavailable in DATABASE_UNAVAILABLE:

@@ -16,10 +16,10 @@ from fastapi.testclient import TestClient
 from sqlalchemy import Engine, event, select
 from sqlalchemy.orm import Session
 
+from regdesk import demo
 from regdesk.audit.models import AuditEvent
 from regdesk.audit.service import Actor
-from regdesk.transfer import demo
-from regdesk.transfer.demo import DemoResult, load_demo
+from regdesk.demo import DemoResult, load_demo
 from regdesk.transfer.importer import ImportResult
 from tests.conftest import Apps, Registered, bearer
 from tests.transfer.support import import_, rich_document

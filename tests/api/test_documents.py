@@ -29,7 +29,7 @@ from regdesk.documents.models import DocumentQueue
 from regdesk.transfer.importer import ImportResult
 from regdesk.users.models import User
 from regdesk.users.records import DOCUMENT as USER_DOCUMENT
-from regdesk.users.records import user_documents
+from regdesk.users.records import SHOWN_COLUMNS, user_documents
 from regdesk.volunteers.models import Volunteer, VolunteerContactMethod
 from regdesk.volunteers.records import DOCUMENT as VOLUNTEER_DOCUMENT
 from regdesk.volunteers.records import volunteer_documents
@@ -399,7 +399,8 @@ def sql_between_reads(
 
 
 # Every column of users that a user record (api.md 2.2) shows, changed alone: (column, value
-# typed, where the record shows it).
+# typed, where the record shows it). The declaration says which columns those are
+# (users.records.SHOWN_COLUMNS): the test below fails when one has no value here.
 USER_COLUMN_CHANGES: list[tuple[str, Any, tuple[str, ...]]] = [
     ("email", "fae@example.net", ("email",)),
     ("preferred_name", "Fae", ("preferredName",)),
@@ -420,6 +421,7 @@ USER_COLUMN_CHANGES: list[tuple[str, Any, tuple[str, ...]]] = [
 def test_each_shown_column_of_a_user_changed_by_sql_shows_in_the_next_read(
     desk: Desk, rich: ImportResult, operator: Engine
 ) -> None:
+    assert sorted(column for column, *_ in USER_COLUMN_CHANGES) == sorted(SHOWN_COLUMNS)
     fox = rich.users["fox"]
     user, volunteer = desk.from_documents(fox)
     assert user == RICH_USERS["fox"]

@@ -15,7 +15,7 @@ import pytest
 from fastapi import FastAPI
 from fastapi.routing import iter_route_contexts
 from fastapi.testclient import TestClient
-from sqlalchemy import Engine, insert, update
+from sqlalchemy import Engine, delete, insert, update
 
 from regdesk.audit.service import Actor
 from regdesk.db import write_session
@@ -171,8 +171,13 @@ def test_user_without_the_permission_cannot_use_a_sensitive_scope(
 ) -> None:
     ids = import_(engine, DOCUMENT).as_json()
     fox = int(ids["users"]["fox"])
+    holds = insert(UserPermission).values(user_id=fox, name="user:read")
+    with engine.begin() as connection:  # granted while fox held it, then taken away
+        connection.execute(holds)
     token = apps.mint(apps.register(obo_scopes="user:read"), "user:read", user_id=fox)
+    with engine.begin() as connection:
+        connection.execute(delete(UserPermission).where(UserPermission.user_id == fox))
     assert client.get(f"/api/v0/users/{fox}", headers=bearer(token)).status_code == 403
     with engine.begin() as connection:
-        connection.execute(insert(UserPermission).values(user_id=fox, name="user:read"))
+        connection.execute(holds)
     assert client.get(f"/api/v0/users/{fox}", headers=bearer(token)).status_code == 200

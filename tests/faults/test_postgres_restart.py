@@ -25,9 +25,9 @@ from sqlalchemy import func, select
 
 from regdesk.audit.service import Actor
 from regdesk.db import make_engine, write_session
+from regdesk.demo import load_demo
 from regdesk.migrations.runner import upgrade
 from regdesk.oauth.applications import create_application
-from regdesk.transfer.demo import load_demo
 from regdesk.users.models import User
 from tests.faults.cluster import Cluster
 from tests.faults.support import FaultLedger, Server, bearer, wait_until

@@ -226,8 +226,13 @@ def test_a_users_token_keeps_a_sensitive_scope_only_while_the_user_holds_it(
     app = apps.register(obo_scopes=f"pii:basic {USER_READ}", redirect_uris=["https://x.example/cb"])
     for permission in (USER_READ, "admin"):
         holder = add_user(engine, f"holder-{permission.replace(':', '-')}")
+        # Granted while the holder held the permission; then it was taken away.
+        with write_session(engine) as session:
+            session.execute(insert(UserPermission).values(user_id=holder, name=permission))
         token = apps.mint(app, f"pii:basic {USER_READ}", user_id=holder)
         basic_only = apps.mint(app, "pii:basic", user_id=holder)
+        with write_session(engine) as session:
+            session.execute(delete(UserPermission).where(UserPermission.user_id == holder))
 
         # Without the permission the sensitive scope does not count.
         assert_insufficient_scope(get_user(client, target, bearer(token)), USER_READ)

@@ -1,4 +1,4 @@
-"""`regdesk demo`'s data (transfer/demo.py): realistic, valid, reproducible, and only once."""
+"""`regdesk demo`'s data (regdesk.demo): realistic, valid, reproducible, and only once."""
 
 from __future__ import annotations
 
@@ -13,18 +13,17 @@ import pytest
 from argon2 import PasswordHasher
 from sqlalchemy import Engine, delete, func, select, text
 
+from regdesk import demo
 from regdesk.audit.models import AuditEvent
 from regdesk.audit.service import Actor
 from regdesk.db import read_session, write_session
+from regdesk.demo import DemoNotEmpty, DemoResult, data, load_demo, people, places, writer
 from regdesk.departments.models import Department, DepartmentLead
 from regdesk.events.models import Event, EventOption, OptionType, option_value_error
 from regdesk.models import metadata
 from regdesk.oauth.models import Application, UserPermission
 from regdesk.roles.models import Role, UserRole
 from regdesk.security import verify_client_secret, verify_password
-from regdesk.transfer import demo
-from regdesk.transfer import demo_data as data
-from regdesk.transfer.demo import DemoNotEmpty, DemoResult, load_demo
 from regdesk.users.fields import check_username, normalize_country, normalize_email, normalize_phone
 from regdesk.users.models import User
 from regdesk.volunteers.models import (
@@ -39,7 +38,7 @@ ACTOR = Actor(label="test:demo")
 USERS, VOLUNTEERS = 300, 60
 # Random by design (hashes of random passwords): left out when two loads are compared.
 UNSEEDED_COLUMNS = {("users", "password_hash")}
-SEEDED_TABLES = demo.TABLES  # every table the seed decides; applications and audit are not
+SEEDED_TABLES = writer.TABLES  # every table the seed decides; applications and audit are not
 
 
 @pytest.fixture
@@ -117,10 +116,10 @@ def test_rows_are_written_a_chunk_at_a_time_with_the_same_result(
             written.append((table.name, len(table_rows)))
         real_bulk_insert(session, table, table_rows)
 
-    real_bulk_insert = demo.bulk_insert
-    monkeypatch.setattr(demo, "bulk_insert", bulk_insert)
+    real_bulk_insert = writer.bulk_insert
+    monkeypatch.setattr(writer, "bulk_insert", bulk_insert)
     monkeypatch.setattr(demo, "CHUNK_ROWS", 50)
-    monkeypatch.setattr(demo, "LOOKUP_ROWS", 7)
+    monkeypatch.setattr(writer, "LOOKUP_ROWS", 7)
     load_demo(engine, users=USERS, volunteers=VOLUNTEERS, seed=11, actor=ACTOR)
     assert dump(engine) == whole
     assert max(size for _, size in written) <= 50
@@ -141,8 +140,8 @@ def test_a_failure_midway_leaves_the_database_empty(
         if table_rows:
             written.append(table.name)
 
-    real_bulk_insert = demo.bulk_insert
-    monkeypatch.setattr(demo, "bulk_insert", bulk_insert)
+    real_bulk_insert = writer.bulk_insert
+    monkeypatch.setattr(writer, "bulk_insert", bulk_insert)
     monkeypatch.setattr(demo, "CHUNK_ROWS", 50)
     with pytest.raises(RuntimeError, match="disk full"):
         load_demo(engine, users=USERS, volunteers=VOLUNTEERS, actor=ACTOR)
@@ -263,7 +262,7 @@ def test_addresses_are_complete_or_absent(loaded: DemoResult, engine: Engine) ->
     without = [u for u in users if u.address_line1 is None]
     assert USERS * 0.05 < len(without) < USERS * 0.3
     for user in without:
-        assert all(getattr(user, column) is None for column in demo.ADDRESS_FIELDS)
+        assert all(getattr(user, column) is None for column in people.ADDRESS_FIELDS)
     with_address = [u for u in users if u.address_line1 is not None]
     for user in with_address:
         assert user.address_city
@@ -435,14 +434,14 @@ def test_every_phone_pattern_gives_numbers_in_normal_form() -> None:
     rng = random.Random(1)
     for country in data.COUNTRIES:
         for place in country.places:
-            prefix, digits = demo.phone_pattern(place.phone)
+            prefix, digits = places.phone_pattern(place.phone)
             assert digits >= 2, place
             fills = ["0" * digits, "9" * digits, f"{rng.randrange(10**digits):0{digits}d}"]
             for fill in fills:
                 number = prefix + fill
                 assert normalize_phone(number, country.code) == number, (place, number)
     with pytest.raises(ValueError, match="last"):
-        demo.phone_pattern("+1775##5550")
+        places.phone_pattern("+1775##5550")
 
 
 def test_every_name_has_an_ascii_spelling() -> None:
@@ -454,14 +453,14 @@ def test_every_name_has_an_ascii_spelling() -> None:
         for name in entry.split("|")
     }
     for name in names | set(data.FAN_NAMES):
-        slug = demo._slug(name)
+        slug = places.slug(name)
         assert slug.isascii(), name
         assert slug.isalnum(), name
-    assert demo._slug("Łukasz") == "lukasz"
-    assert demo._slug("Nguyễn") == "nguyen"
-    assert demo._slug("Kaʻiulani") == "kaiulani"
-    assert demo._slug("O'Brien") == "obrien"
-    assert demo._fold("Søren Groß") == "Soren Gross"
+    assert places.slug("Łukasz") == "lukasz"
+    assert places.slug("Nguyễn") == "nguyen"
+    assert places.slug("Kaʻiulani") == "kaiulani"
+    assert places.slug("O'Brien") == "obrien"
+    assert places.fold("Søren Groß") == "Soren Gross"
 
 
 def test_every_country_code_and_department_email_is_valid() -> None:

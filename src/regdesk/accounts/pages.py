@@ -10,7 +10,6 @@ from typing import Annotated
 from fastapi import APIRouter, Form, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from sqlalchemy import Engine
-from sqlalchemy.orm import Session
 
 from regdesk import ratelimit
 from regdesk.accounts import throttle
@@ -32,6 +31,8 @@ from regdesk.web.visitor import (
     VisitorDep,
     clear_session_cookie,
     client_address,
+    end_visit,
+    forbidden,
     login_redirect,
     set_login_cookie,
     set_session_cookie,
@@ -46,11 +47,6 @@ MAX_PASSWORD = 1024
 WRONG_CREDENTIALS = "That username or e-mail and password do not match an account."
 
 TextField = Annotated[str, Form()]
-
-
-def forbidden(request: Request, visitor: Visitor | None) -> HTMLResponse:
-    """A form arrived without its CSRF token, or with someone else's: nothing was done."""
-    return render(request, "forbidden.html", {"visitor": visitor}, status_code=403)
 
 
 # --- login ---------------------------------------------------------------------------------
@@ -243,12 +239,6 @@ def logout(
     response = RedirectResponse("/logout", status_code=303)
     clear_session_cookie(response, request)
     return response
-
-
-def end_visit(db: Session, visitor: Visitor) -> None:
-    """The visitor's session ends, server-side: the cookie, if kept, signs no one in."""
-    end_session(db, visitor.session_id)
-    record_event(db, visitor.actor, "user.logout", target_type="user", target_id=visitor.user.id)
 
 
 # --- the account page ----------------------------------------------------------------------

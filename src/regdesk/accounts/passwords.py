@@ -9,10 +9,10 @@ from dataclasses import dataclass
 from sqlalchemy.orm import Session
 
 from regdesk.audit.service import Actor, record_event
-from regdesk.invalid import Invalid
+from regdesk.errors import Invalid
+from regdesk.fields import PASSWORD_MAX
 from regdesk.oauth.grants import end_access
 from regdesk.security import hash_password
-from regdesk.transfer.records import PASSWORD_MAX
 from regdesk.users.models import User
 from regdesk.web.sessions import end_sessions_of
 

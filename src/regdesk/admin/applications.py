@@ -15,8 +15,8 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from regdesk.admin.access import AdminDep, Staffer
 from regdesk.admin.pages import missing, path_number, staff_context
+from regdesk.errors import Invalid
 from regdesk.oauth.applications import (
-    ApplicationError,
     ApplicationNotFound,
     check_redirect_uri,
     create_application,
@@ -113,7 +113,7 @@ class ApplicationForm:
                 return
             try:
                 check_redirect_uri(uri)
-            except ApplicationError as exc:
+            except ValueError as exc:
                 self.errors["redirect_uris"] = f"{str(exc)[:1].upper()}{str(exc)[1:]}."
                 return
 
@@ -139,19 +139,6 @@ def _in_registry_order(names: list[str]) -> list[str]:
 def _changed_scopes(chosen: list[str], held: str) -> str | None:
     """The new scopes, or None when they are the ones it holds (in whatever order)."""
     return None if set(chosen) == set(held.split()) else format_scopes(chosen)
-
-
-def _field_of(error: ApplicationError) -> str:
-    """The form field a service's refusal is about (the form's own checks catch these first)."""
-    message = str(error)
-    for start, key in (
-        ("OBO scopes", "obo_scopes"),
-        ("service scopes", "service_scopes"),
-        ("redirect URI", "redirect_uris"),
-    ):
-        if message.startswith(start):
-            return key
-    return "name"
 
 
 def _context(staffer: Staffer, **context: Any) -> dict[str, Any]:
@@ -224,8 +211,8 @@ def register_application(
                 obo_scopes=format_scopes(form.obo_scopes),
                 service_scopes=format_scopes(form.service_scopes),
             )
-        except ApplicationError as exc:
-            form.errors[_field_of(exc)] = str(exc)
+        except Invalid as refused:
+            form.errors.update(refused.errors)
         else:
             return _secret_page(request, staffer, application, secret, new=True)
     return render(
@@ -299,8 +286,8 @@ def change_application(
                 obo_scopes=_changed_scopes(form.obo_scopes, application.obo_scopes),
                 service_scopes=_changed_scopes(form.service_scopes, application.service_scopes),
             )
-        except ApplicationError as exc:
-            form.errors[_field_of(exc)] = str(exc)
+        except Invalid as refused:
+            form.errors.update(refused.errors)
         else:
             done = "rescoped" if application.scopes_version != version else "saved"
             return _back_to(application, done)

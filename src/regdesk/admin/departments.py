@@ -23,7 +23,7 @@ from regdesk.departments.service import (
     remove_lead,
     update_department,
 )
-from regdesk.invalid import Invalid
+from regdesk.errors import Invalid
 from regdesk.web.visitor import PageDb, PageRefused
 
 router = APIRouter(prefix="/departments")

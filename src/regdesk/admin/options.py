@@ -11,9 +11,9 @@ from sqlalchemy.orm import Session
 
 from regdesk.admin.access import AdminDep, Staffer
 from regdesk.admin.pages import missing, path_number, staff_context
+from regdesk.errors import Invalid
 from regdesk.events.models import EventOption, OptionType
 from regdesk.events.service import current_event, current_options, find_current_option
-from regdesk.invalid import Invalid
 from regdesk.volunteers.options import (
     OptionSpec,
     answer_counts,

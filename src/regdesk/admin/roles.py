@@ -13,7 +13,7 @@ from sqlalchemy.orm import Session
 
 from regdesk.admin.access import AdminDep, Staffer
 from regdesk.admin.pages import FormDep, admin_page, missing, path_number, see_other, typed
-from regdesk.invalid import Invalid
+from regdesk.errors import Invalid
 from regdesk.roles.models import Role
 from regdesk.roles.service import (
     all_roles,

@@ -28,7 +28,7 @@ from regdesk.admin.pages import (
 )
 from regdesk.config import Settings
 from regdesk.departments.service import departments_led_by
-from regdesk.invalid import Invalid
+from regdesk.errors import Invalid
 from regdesk.oauth.permissions import ADMIN, PERMISSIONS, permissions_of
 from regdesk.oauth.scopes import SCOPES
 from regdesk.roles.models import RoleScope

@@ -18,6 +18,7 @@ from sqlalchemy import (
     Dialect,
     Engine,
     MetaData,
+    Table,
     create_engine,
     event,
     text,
@@ -45,6 +46,13 @@ ID_MAX = 2**31 - 1
 
 class Base(DeclarativeBase):
     metadata = MetaData(naming_convention=NAMING_CONVENTION)
+
+
+def table_of(model: type[Any]) -> Table:
+    """A model's table, as a Table (for its columns' types and lengths)."""
+    value = model.__table__
+    assert isinstance(value, Table)
+    return value
 
 
 class UTCDateTime(TypeDecorator[dt.datetime]):

@@ -9,19 +9,19 @@ from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session
 
 from regdesk.audit.service import Actor, record_changes, record_event
+from regdesk.db import table_of
 from regdesk.departments.models import Department, DepartmentLead
 from regdesk.departments.schemas import render_department
-from regdesk.invalid import Invalid
-from regdesk.transfer.existing import departments as departments_table
-from regdesk.transfer.records import text
+from regdesk.errors import Invalid
+from regdesk.fields import text
 from regdesk.users.fields import normalize_email
 from regdesk.users.models import User
 from regdesk.users.service import find_by_login
 
-DEPARTMENTS = Department.__table__
+DEPARTMENTS = table_of(Department)
 # The import's rules for these fields (transfer/validation.py), so both refuse the same input.
-_NAME = text(departments_table.c.name, nonempty=True)
-_EMAIL = text(departments_table.c.email, normalize=normalize_email)
+_NAME = text(DEPARTMENTS.c.name, nonempty=True)
+_EMAIL = text(DEPARTMENTS.c.email, normalize=normalize_email)
 
 
 def list_departments(session: Session) -> list[dict[str, Any]]:

@@ -1,7 +1,9 @@
-"""Running the Alembic migrations from regdesk's own code (`regdesk db upgrade`, `serve`)."""
+"""Running the Alembic migrations from regdesk's own code (`regdesk db upgrade`, `serve`), and
+telling, without changing anything, whether a database's schema is the one the code needs."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 from alembic import command
@@ -74,3 +76,35 @@ def current_revision(engine: Engine) -> str | None:
 
 def head_revision() -> str | None:
     return ScriptDirectory.from_config(alembic_config()).get_current_head()
+
+
+@dataclass(frozen=True)
+class SchemaState:
+    """Where a database's schema is (`current`; None when it has none) and where this code's
+    migrations end (`head`)."""
+
+    current: str | None
+    head: str | None
+    known: bool  # `current` is None or one of this code's revisions: `upgrade` reaches head
+
+    @property
+    def is_current(self) -> bool:
+        return self.current == self.head
+
+
+def schema_state(engine: Engine) -> SchemaState:
+    """The database's revision beside the code's, read without writing anything: no table, no
+    row, and no SQLite file (connecting to a missing or empty one would create it)."""
+    script = ScriptDirectory.from_config(alembic_config())
+    head = script.get_current_head()
+    current = None if _no_sqlite_file(engine) else current_revision(engine)
+    known = current is None or any(r.revision == current for r in script.walk_revisions())
+    return SchemaState(current=current, head=head, known=known)
+
+
+def _no_sqlite_file(engine: Engine) -> bool:
+    database = engine.url.database
+    if engine.dialect.name != "sqlite" or not database or database == ":memory:":
+        return False
+    path = Path(database)
+    return not path.exists() or path.stat().st_size == 0

@@ -18,6 +18,7 @@ from sqlalchemy.orm import Session
 
 from regdesk.audit.service import Actor, record_changes, record_event
 from regdesk.db import sync_sequences, utcnow
+from regdesk.errors import Invalid
 from regdesk.oauth.grants import end_access
 from regdesk.oauth.models import Application
 from regdesk.oauth.scopes import Holder, ScopeError, check_scopes, format_scopes, parse_scopes
@@ -28,39 +29,60 @@ from regdesk.transport import is_loopback
 MIN_IMPORTED_SECRET_LENGTH = 16
 
 
-class ApplicationError(ValueError):
-    """A request to register or change an application that cannot be honoured."""
-
-
 class ApplicationNotFound(LookupError):
     pass
 
 
 def check_redirect_uri(uri: str) -> str:
-    """An absolute redirect URI: https, http on a loopback host, or a private-use scheme.
+    """An absolute redirect URI: https, http on a loopback host, or a private-use scheme; else
+    ValueError saying why.
 
     Private-use schemes (`com.example.app:/cb`, RFC 8252 7.1) must contain a dot, so that
     they name a domain the application's author controls.
     """
     parts = urlsplit(uri)
     if parts.fragment or "#" in uri:
-        raise ApplicationError(f"redirect URI {uri!r} may not contain a fragment (RFC 6749 3.1.2)")
+        raise ValueError(f"redirect URI {uri!r} may not contain a fragment (RFC 6749 3.1.2)")
     if parts.scheme == "https" and parts.hostname:
         return uri
     if parts.scheme == "http" and parts.hostname:
         if is_loopback(parts.hostname):
             return uri
-        raise ApplicationError(f"redirect URI {uri!r}: plain http is allowed only on loopback")
+        raise ValueError(f"redirect URI {uri!r}: plain http is allowed only on loopback")
     if parts.scheme and "." in parts.scheme and parts.scheme not in ("http", "https"):
         return uri
-    raise ApplicationError(f"redirect URI {uri!r} is not an absolute https URI")
+    raise ValueError(f"redirect URI {uri!r} is not an absolute https URI")
 
 
-def _checked_scopes(value: str, holder: Holder, field: str) -> str:
-    try:
-        return format_scopes(check_scopes(parse_scopes(value), holder))
-    except ScopeError as exc:
-        raise ApplicationError(f"{field}: {exc}") from None
+class _Fields:
+    """The fields of a registration or a change, each checked, the errors collected: Invalid
+    names every bad one (keys are the admin form's field names)."""
+
+    def __init__(self) -> None:
+        self.errors: dict[str, str] = {}
+
+    def name(self, value: str) -> str:
+        if not value.strip():
+            self.errors["name"] = "may not be empty"
+        return value.strip()
+
+    def redirect_uris(self, uris: Sequence[str]) -> list[str]:
+        try:
+            return [check_redirect_uri(uri) for uri in dict.fromkeys(uris)]
+        except ValueError as exc:
+            self.errors["redirect_uris"] = str(exc)
+            return []
+
+    def scopes(self, field: str, value: str, holder: Holder) -> str:
+        try:
+            return format_scopes(check_scopes(parse_scopes(value), holder))
+        except ScopeError as exc:
+            self.errors[field] = str(exc)
+            return ""
+
+    def done(self) -> None:
+        if self.errors:
+            raise Invalid(self.errors)
 
 
 def create_application(
@@ -80,27 +102,29 @@ def create_application(
     `client_id` and `client_secret` keep credentials that tools already hold, for an
     organizer moving from another instance (operator.md).
     """
-    if not name.strip():
-        raise ApplicationError("name may not be empty")
+    fields = _Fields()
+    checked_name = fields.name(name)
+    uris = fields.redirect_uris(redirect_uris)
+    obo = fields.scopes("obo_scopes", obo_scopes, Holder.OBO)
+    service = fields.scopes("service_scopes", service_scopes, Holder.SERVICE)
     if client_secret is not None and len(client_secret) < MIN_IMPORTED_SECRET_LENGTH:
-        raise ApplicationError(
-            f"client secret must be at least {MIN_IMPORTED_SECRET_LENGTH} characters"
-        )
+        fields.errors["client_secret"] = f"must be at least {MIN_IMPORTED_SECRET_LENGTH} characters"
     if client_id is not None:
         if client_id < 1:
-            raise ApplicationError("client id must be a positive integer")
-        if session.get(Application, client_id) is not None:
-            raise ApplicationError(f"client id {client_id} is already registered")
+            fields.errors["client_id"] = "must be a positive integer"
+        elif session.get(Application, client_id) is not None:
+            fields.errors["client_id"] = f"{client_id} is already registered"
+    fields.done()
     secret = client_secret if client_secret is not None else new_secret()
     now = utcnow()
     application = Application(
         id=client_id,
-        name=name.strip(),
+        name=checked_name,
         description=description,
         secret_hash=hash_client_secret(secret),
-        redirect_uris=[check_redirect_uri(uri) for uri in dict.fromkeys(redirect_uris)],
-        obo_scopes=_checked_scopes(obo_scopes, Holder.OBO, "OBO scopes"),
-        service_scopes=_checked_scopes(service_scopes, Holder.SERVICE, "service scopes"),
+        redirect_uris=uris,
+        obo_scopes=obo,
+        service_scopes=service,
         scopes_version=1,
         suspended=False,
         created_at=now,
@@ -145,21 +169,19 @@ def update_application(
 ) -> Application:
     """Change what is given; leave the rest. Returns the application as it now is."""
     application = get_application(session, client_id)
+    fields = _Fields()
     changes: dict[str, Any] = {}
     if name is not None:
-        if not name.strip():
-            raise ApplicationError("name may not be empty")
-        changes["name"] = name.strip()
+        changes["name"] = fields.name(name)
     if description is not None:
         changes["description"] = description
     if redirect_uris is not None:
-        changes["redirect_uris"] = [check_redirect_uri(u) for u in dict.fromkeys(redirect_uris)]
+        changes["redirect_uris"] = fields.redirect_uris(redirect_uris)
     if obo_scopes is not None:
-        changes["obo_scopes"] = _checked_scopes(obo_scopes, Holder.OBO, "OBO scopes")
+        changes["obo_scopes"] = fields.scopes("obo_scopes", obo_scopes, Holder.OBO)
     if service_scopes is not None:
-        changes["service_scopes"] = _checked_scopes(
-            service_scopes, Holder.SERVICE, "service scopes"
-        )
+        changes["service_scopes"] = fields.scopes("service_scopes", service_scopes, Holder.SERVICE)
+    fields.done()
     before = {
         TokenKind.OBO: application.obo_scopes,
         TokenKind.SERVICE: application.service_scopes,

@@ -18,14 +18,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from sqlalchemy import insert, select
+from sqlalchemy import insert
 from sqlalchemy.orm import Session
 
 from regdesk.audit.service import Actor, record_event
 from regdesk.db import utcnow
 from regdesk.oauth.clients import load_client
-from regdesk.oauth.models import AuthorizationCode, UserPermission
-from regdesk.oauth.permissions import ADMIN
+from regdesk.oauth.models import AuthorizationCode
+from regdesk.oauth.permissions import ADMIN, permissions_of
 from regdesk.oauth.scopes import SCOPES, Holder, ScopeError, check_scopes, parse_scopes
 from regdesk.security import new_secret, token_hash
 
@@ -145,9 +145,7 @@ def scopes_user_lacks(session: Session, user_id: int, scopes: Sequence[str]) -> 
     sensitive = [s for s in scopes if SCOPES[s].sensitive]
     if not sensitive:
         return []
-    held = set(
-        session.scalars(select(UserPermission.name).where(UserPermission.user_id == user_id))
-    )
+    held = set(permissions_of(session, user_id))
     if ADMIN in held:
         return []
     return [s for s in sensitive if s not in held]

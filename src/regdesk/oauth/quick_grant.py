@@ -19,7 +19,6 @@ to every request.
 
 from __future__ import annotations
 
-import datetime as dt
 import functools
 import json
 from collections.abc import Mapping, Sequence
@@ -37,7 +36,7 @@ from regdesk.errors import DATABASE_UNAVAILABLE, OAuthError
 from regdesk.oauth.clients import ClientCredentials, client_credentials, client_number
 from regdesk.oauth.scopes import ScopeError, check_service_scopes, format_scopes, parse_scopes
 from regdesk.oauth.token_form import MAX_TOKEN_BODY, token_fields
-from regdesk.security import new_secret, token_hash
+from regdesk.oauth.tokens import access_token_row, new_token
 
 TOKEN_PATH = "/api/oauth/token"
 
@@ -47,8 +46,9 @@ APPLICATION = Query(
     "SELECT secret_hash, suspended, service_scopes FROM oauth_applications WHERE id = :id"
 )
 NEW_TOKEN = Query("""
-    INSERT INTO oauth_access_tokens (token_hash, application_id, scope, created_at, expires_at)
-    VALUES (:token_hash, :application_id, :scope, :created_at, :expires_at)
+    INSERT INTO oauth_access_tokens
+        (token_hash, application_id, user_id, grant_id, scope, created_at, expires_at)
+    VALUES (:token_hash, :application_id, :user_id, :grant_id, :scope, :created_at, :expires_at)
 """)
 
 
@@ -96,16 +96,11 @@ async def quick_token(
     except ScopeError:
         return None
     scope = format_scopes(requested) if requested else client.approved
-    token, now = new_secret(32), utcnow()
+    token = new_token()
+    row = access_token_row(token, application_id=client.id, scope=scope, ttl=ttl, now=utcnow())
     stamp = _timestamps(reads.engine.dialect)
     written = await tokens.write(
-        {
-            "token_hash": token_hash(token),
-            "application_id": client.id,
-            "scope": scope,
-            "created_at": stamp(now),
-            "expires_at": stamp(now + dt.timedelta(seconds=ttl)),
-        }
+        {**row, "created_at": stamp(row["created_at"]), "expires_at": stamp(row["expires_at"])}
     )
     if not written:
         return None

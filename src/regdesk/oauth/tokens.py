@@ -12,12 +12,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from sqlalchemy import insert
-from sqlalchemy.orm import Session
-
 from regdesk.db import naive_utc, utcnow
 from regdesk.db.driver import LoopReads, Query
-from regdesk.oauth.models import AccessToken
 from regdesk.oauth.permissions import ADMIN
 from regdesk.oauth.scopes import SCOPES, parse_scopes
 from regdesk.security import new_secret, token_hash
@@ -28,31 +24,32 @@ class TokenKind(StrEnum):
     OBO = "obo"  # on behalf of the user who granted it
 
 
-def issue_access_token(
-    session: Session,
+def new_token() -> str:
+    """A new access or refresh token: 256 random bits (decisions.md, Tokens)."""
+    return new_secret(32)
+
+
+def access_token_row(
+    token: str,
     *,
     application_id: int,
     scope: str,
     ttl: int,
+    now: dt.datetime,
     user_id: int | None = None,
     grant_id: int | None = None,
-) -> tuple[str, dt.datetime]:
-    """A new access token (returned once, in clear) and its expiry."""
-    token = new_secret(32)
-    now = utcnow()
-    expires_at = now + dt.timedelta(seconds=ttl)
-    session.execute(
-        insert(AccessToken).values(
-            token_hash=token_hash(token),
-            application_id=application_id,
-            user_id=user_id,
-            grant_id=grant_id,
-            scope=scope,
-            created_at=now,
-            expires_at=expires_at,
-        )
-    )
-    return token, expires_at
+) -> dict[str, Any]:
+    """The row that stores an access token: its hash, never the token. The one way a token is
+    written, whichever path issues it (oauth/server.py's grants, oauth/quick_grant.py)."""
+    return {
+        "token_hash": token_hash(token),
+        "application_id": application_id,
+        "user_id": user_id,
+        "grant_id": grant_id,
+        "scope": scope,
+        "created_at": now,
+        "expires_at": now + dt.timedelta(seconds=ttl),
+    }
 
 
 @dataclass(frozen=True)

@@ -8,13 +8,12 @@ from sqlalchemy import CursorResult, Row, delete, func, select
 from sqlalchemy.orm import Session
 
 from regdesk.audit.service import Actor, record_changes, record_event
-from regdesk.db import upsert_ignore, utcnow
-from regdesk.invalid import Invalid
+from regdesk.db import table_of, upsert_ignore, utcnow
+from regdesk.errors import Invalid
+from regdesk.fields import text
 from regdesk.roles.models import Role, UserRole
-from regdesk.transfer.existing import roles as roles_table
-from regdesk.transfer.records import text
 
-ROLES = Role.__table__
+ROLES = table_of(Role)
 
 
 def list_roles(session: Session, after_id: int, limit: int) -> tuple[list[Row[Any]], bool]:
@@ -88,7 +87,7 @@ def remove_role(session: Session, actor: Actor, user_id: int, role: Row[Any]) ->
 # --- the admin area: roles themselves ---------------------------------------------------------
 
 # The import's rule for a role's name (transfer/validation.py), so both refuse the same input.
-_NAME = text(roles_table.c.name, nonempty=True)
+_NAME = text(ROLES.c.name, nonempty=True)
 
 
 def all_roles(session: Session) -> list[Role]:

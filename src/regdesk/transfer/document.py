@@ -6,11 +6,7 @@ importer reads exactly what the exporter writes.
 
 from __future__ import annotations
 
-import datetime as dt
-from collections.abc import Callable
-from typing import Any, TypeVar
-
-T = TypeVar("T")
+from typing import Any
 
 # Document key -> users column, for the fields that are plain values on the row.
 USER_COLUMNS: dict[str, str] = {
@@ -52,39 +48,6 @@ VOLUNTEER_OPTION_KEYS = frozenset({"name", "type", "value"})
 SECTIONS = ("event", "roles", "users", "departments", "volunteers")
 
 MAX_ERRORS = 100
-
-
-def format_date(value: dt.date | None) -> str | None:
-    return None if value is None else value.isoformat()
-
-
-def parse_timestamp(value: str) -> dt.datetime:
-    """An ISO-8601 timestamp with its zone, to the millisecond (what an export can carry)."""
-    parsed = _parse_iso(value, dt.datetime.fromisoformat, "a timestamp like 2026-07-04T18:30:00Z")
-    if parsed.tzinfo is None:
-        raise ValueError(f"{value!r} has no time zone (write it in UTC, ending in Z)")
-    return truncate_to_ms(parsed.astimezone(dt.UTC))
-
-
-def truncate_to_ms(value: dt.datetime) -> dt.datetime:
-    return value.replace(microsecond=value.microsecond // 1000 * 1000)
-
-
-def parse_date(value: str) -> dt.date:
-    """`YYYY-MM-DD`, or a timestamp at midnight UTC as the API renders `bornAt`."""
-    if len(value) == len("YYYY-MM-DD"):
-        return _parse_iso(value, dt.date.fromisoformat, "a date such as 1990-01-01")
-    parsed = _parse_iso(value, dt.datetime.fromisoformat, "a date such as 1990-01-01")
-    if parsed.tzinfo is None or parsed.utcoffset() or parsed.time() != dt.time():
-        raise ValueError(f"{value!r} is neither YYYY-MM-DD nor a timestamp at midnight UTC")
-    return parsed.date()
-
-
-def _parse_iso(value: str, parse: Callable[[str], T], expected: str) -> T:
-    try:
-        return parse(value)
-    except ValueError:
-        raise ValueError(f"{value!r} is not {expected}") from None
 
 
 class ImportRejected(Exception):

@@ -12,6 +12,7 @@ from typing import Any
 
 from sqlalchemy import Connection, Table, select
 
+from regdesk.db import table_of
 from regdesk.departments.models import Department, DepartmentLead
 from regdesk.events.models import Event, EventOption
 from regdesk.oauth.models import UserPermission
@@ -27,24 +28,18 @@ from regdesk.volunteers.models import (
 Row = dict[str, Any]
 
 
-def table(model: type[Any]) -> Table:
-    value = model.__table__
-    assert isinstance(value, Table)
-    return value
-
-
-users = table(User)
-user_permissions = table(UserPermission)
-roles = table(Role)
-user_roles = table(UserRole)
-departments = table(Department)
-department_leads = table(DepartmentLead)
-events = table(Event)
-event_options = table(EventOption)
-volunteers = table(Volunteer)
-contact_methods = table(VolunteerContactMethod)
-department_states = table(VolunteerDepartmentState)
-option_values = table(VolunteerOptionValue)
+users = table_of(User)
+user_permissions = table_of(UserPermission)
+roles = table_of(Role)
+user_roles = table_of(UserRole)
+departments = table_of(Department)
+department_leads = table_of(DepartmentLead)
+events = table_of(Event)
+event_options = table_of(EventOption)
+volunteers = table_of(Volunteer)
+contact_methods = table_of(VolunteerContactMethod)
+department_states = table_of(VolunteerDepartmentState)
+option_values = table_of(VolunteerOptionValue)
 
 
 @dataclass

@@ -18,12 +18,8 @@ from typing import Any
 from sqlalchemy import Connection, Engine, select
 
 from regdesk.db import read_session
-from regdesk.formats import format_timestamp
-from regdesk.transfer.document import (
-    ADDRESS_COLUMNS,
-    USER_COLUMNS,
-    format_date,
-)
+from regdesk.formats import format_date, format_timestamp
+from regdesk.transfer.document import ADDRESS_COLUMNS, USER_COLUMNS
 from regdesk.transfer.existing import (
     contact_methods,
     department_leads,

@@ -11,7 +11,20 @@ from typing import Any
 
 from regdesk.events.models import OptionType, option_value_error
 from regdesk.events.service import DEFAULT_EVENT_NAME
-from regdesk.oauth.scopes import SCOPES
+from regdesk.fields import (
+    Parser,
+    array,
+    boolean,
+    date,
+    describe,
+    one_of,
+    password,
+    password_hash,
+    record_id,
+    text,
+    timestamp,
+)
+from regdesk.oauth.permissions import PERMISSIONS
 from regdesk.roles.models import RoleScope
 from regdesk.transfer.document import (
     ADDRESS_COLUMNS,
@@ -38,31 +51,19 @@ from regdesk.transfer.existing import (
     roles,
     users,
 )
-from regdesk.transfer.records import (
-    Parser,
-    Record,
-    array,
-    boolean,
-    date,
-    describe,
-    one_of,
-    password,
-    password_hash,
-    record_id,
-    records,
-    text,
-    timestamp,
-)
+from regdesk.transfer.records import Record, records
 from regdesk.users.fields import (
+    EMAIL,
+    FIRST_NAME,
+    LAST_NAME,
+    PREFERRED_NAME,
+    USERNAME,
     check_picture_url,
-    check_username,
     normalize_country,
     normalize_email,
     normalize_phone,
 )
 from regdesk.volunteers.models import DepartmentState
-
-PERMISSIONS = frozenset({"admin", *(name for name, scope in SCOPES.items() if scope.sensitive)})
 
 
 @dataclass
@@ -202,11 +203,11 @@ def _check_roles(document: dict[str, Any], errors: Errors, existing: Existing) -
 # --- users -----------------------------------------------------------------------------------
 
 _USER_FIELDS: tuple[tuple[str, Parser, bool], ...] = (
-    ("username", text(users.c.username, normalize=check_username), False),
-    ("email", text(users.c.email, normalize=normalize_email), False),
-    ("firstName", text(users.c.first_name, nonempty=True), False),
-    ("lastName", text(users.c.last_name, nonempty=True), False),
-    ("preferredName", text(users.c.preferred_name), True),
+    ("username", USERNAME, False),
+    ("email", EMAIL, False),
+    ("firstName", FIRST_NAME, False),
+    ("lastName", LAST_NAME, False),
+    ("preferredName", PREFERRED_NAME, True),
     ("verified", boolean, False),
     ("identityVerified", boolean, False),
     ("newsletter", boolean, False),

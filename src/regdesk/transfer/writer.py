@@ -16,7 +16,8 @@ from sqlalchemy import Connection, Table, bindparam, delete, insert, update
 from sqlalchemy.orm import Session
 
 from regdesk.db import sync_sequences
-from regdesk.transfer.document import ADDRESS_COLUMNS, truncate_to_ms
+from regdesk.formats import truncate_to_ms
+from regdesk.transfer.document import ADDRESS_COLUMNS
 from regdesk.transfer.existing import (
     Existing,
     Row,

@@ -14,6 +14,8 @@ import phonenumbers
 from email_validator import EmailNotValidError, validate_email
 from sqlalchemy import String
 
+from regdesk.db import table_of
+from regdesk.fields import text
 from regdesk.transport import is_loopback
 from regdesk.users.models import User
 
@@ -106,3 +108,14 @@ def shown_picture_url(stored: str | None) -> str | None:
         return check_picture_url(stored)
     except ValueError:
         return None
+
+
+# --- the parsers every writer of users uses (import, admin pages, command line) ----------------
+
+_USERS = table_of(User)
+USERNAME = text(_USERS.c.username, normalize=check_username)
+EMAIL = text(_USERS.c.email, normalize=normalize_email)
+# A person's names lose the spaces around them, whoever writes them (one rule for all).
+FIRST_NAME = text(_USERS.c.first_name, normalize=str.strip, nonempty=True)
+LAST_NAME = text(_USERS.c.last_name, normalize=str.strip, nonempty=True)
+PREFERRED_NAME = text(_USERS.c.preferred_name, normalize=str.strip)

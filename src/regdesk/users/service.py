@@ -21,26 +21,26 @@ from sqlalchemy.orm import Session
 
 from regdesk.audit.models import AuditEvent
 from regdesk.audit.service import Actor, record_changes, record_event
-from regdesk.db import ID_MAX
-from regdesk.invalid import Invalid
+from regdesk.db import ID_MAX, table_of
+from regdesk.errors import Invalid
+from regdesk.fields import Parser, boolean, text
 from regdesk.oauth.models import UserPermission
 from regdesk.oauth.permissions import ADMIN, check_permission, permissions_of
 from regdesk.roles.models import Role, RoleScope, UserRole
 from regdesk.security import hash_password
-from regdesk.transfer.existing import users as users_table
-from regdesk.transfer.records import Parser, boolean, text
 from regdesk.users.fields import (
-    check_username,
+    EMAIL,
+    FIRST_NAME,
+    LAST_NAME,
+    PREFERRED_NAME,
+    USERNAME,
     normalize_country,
-    normalize_email,
     normalize_phone,
 )
 from regdesk.users.models import User
 from regdesk.users.schemas import ADDRESS_FIELDS
 
-
-class UserError(ValueError):
-    """A user that cannot be created as asked; the message names the field."""
+USERS = table_of(User)
 
 
 @dataclass(frozen=True)
@@ -64,32 +64,36 @@ def find_by_login(session: Session, login: str) -> User | None:
 
 
 def create_user(session: Session, actor: Actor, new: NewUser) -> User:
-    try:
-        username = check_username(new.username)
-    except ValueError as exc:
-        raise UserError(f"username: {exc}") from None
-    try:
-        email = normalize_email(new.email)
-    except ValueError as exc:
-        raise UserError(f"email: {exc}") from None
-    for field, value in (("first name", new.first_name), ("last name", new.last_name)):
-        if not value.strip() or len(value) > 100:
-            raise UserError(f"{field}: must be 1 to 100 characters")
-    if find_by_login(session, username) is not None:
-        raise UserError(f"username: {username!r} is taken")
-    if find_by_login(session, email) is not None:
-        raise UserError(f"email: {email!r} belongs to another user")
-    try:
-        permissions = sorted({check_permission(p) for p in new.permissions})
-    except ValueError as exc:
-        raise UserError(f"permission: {exc}") from None
-    roles = _roles_by_name(session, new.roles)
+    """A new user, or Invalid naming every field that cannot be as asked."""
+    errors: dict[str, str] = {}
+
+    def parsed(field: str, parse: Parser, value: Any) -> Any:
+        try:
+            return parse(value)
+        except ValueError as exc:
+            errors[field] = str(exc)
+            return None
+
+    username = parsed("username", USERNAME, new.username)
+    email = parsed("email", EMAIL, new.email)
+    first_name = parsed("firstName", FIRST_NAME, new.first_name)
+    last_name = parsed("lastName", LAST_NAME, new.last_name)
+    if username is not None and find_by_login(session, username) is not None:
+        errors["username"] = f"{username!r} is taken"
+    if email is not None and find_by_login(session, email) is not None:
+        errors["email"] = f"{email!r} belongs to another user"
+    permissions = parsed(
+        "permissions", lambda names: sorted({check_permission(p) for p in names}), new.permissions
+    )
+    roles = parsed("roles", lambda names: _roles_by_name(session, names), new.roles)
+    if errors:
+        raise Invalid(errors)
 
     user = User(
         username=username,
         email=email,
-        first_name=new.first_name.strip(),
-        last_name=new.last_name.strip(),
+        first_name=first_name,
+        last_name=last_name,
         password_hash=hash_password(new.password) if new.password else None,
     )
     session.add(user)
@@ -120,9 +124,7 @@ def _roles_by_name(session: Session, names: Sequence[str]) -> list[Role]:
     missing = [n for n in wanted if n not in found]
     if missing:
         known = session.scalars(select(Role.name).order_by(Role.name)).all()
-        raise UserError(
-            f"role: no role named {missing[0]!r} (roles: {', '.join(known) or 'none yet'})"
-        )
+        raise ValueError(f"no role named {missing[0]!r} (roles: {', '.join(known) or 'none yet'})")
     return [found[n] for n in wanted]
 
 
@@ -229,20 +231,20 @@ def recent_events(session: Session, user_id: int, limit: int = 20) -> list[Audit
 # Fields of api.md 2.2 an administrator may change: API name -> (column, parser, nullable).
 # The parsers are the import's (transfer/records.py, users/fields.py), so both refuse alike.
 _EDITABLE: dict[str, tuple[str, Parser, bool]] = {
-    "username": ("username", text(users_table.c.username, normalize=check_username), False),
-    "email": ("email", text(users_table.c.email, normalize=normalize_email), False),
-    "firstName": ("first_name", text(users_table.c.first_name, nonempty=True), False),
-    "lastName": ("last_name", text(users_table.c.last_name, nonempty=True), False),
-    "preferredName": ("preferred_name", text(users_table.c.preferred_name), True),
+    "username": ("username", USERNAME, False),
+    "email": ("email", EMAIL, False),
+    "firstName": ("first_name", FIRST_NAME, False),
+    "lastName": ("last_name", LAST_NAME, False),
+    "preferredName": ("preferred_name", PREFERRED_NAME, True),
     "verified": ("verified", boolean, False),
     **{
-        name: (column, text(users_table.c[column]), True)
+        name: (column, text(USERS.c[column]), True)
         for name, column in ADDRESS_FIELDS
         if name != "addressCountry"
     },
     "addressCountry": (
         "address_country",
-        text(users_table.c.address_country, normalize=normalize_country),
+        text(USERS.c.address_country, normalize=normalize_country),
         True,
     ),
 }

@@ -16,10 +16,10 @@ from sqlalchemy.orm import Session
 from regdesk.audit.service import Actor, record_event
 from regdesk.db import upsert_ignore, utcnow
 from regdesk.departments.models import Department
+from regdesk.errors import Invalid
 from regdesk.events.models import Event, EventOption, OptionType, option_value_error
 from regdesk.events.service import current_event_for_writing, current_options
-from regdesk.invalid import Invalid
-from regdesk.transfer.records import text
+from regdesk.fields import text
 from regdesk.volunteers.models import (
     DepartmentState,
     Volunteer,

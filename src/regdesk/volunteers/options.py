@@ -14,10 +14,10 @@ from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session
 
 from regdesk.audit.service import Actor, record_changes, record_event
+from regdesk.errors import Invalid
 from regdesk.events.models import EventOption, OptionType
 from regdesk.events.service import current_event_for_writing
-from regdesk.invalid import Invalid
-from regdesk.transfer.records import one_of, text
+from regdesk.fields import one_of, text
 from regdesk.volunteers.models import VolunteerOptionValue
 
 OPTIONS: Any = EventOption.__table__

@@ -15,9 +15,9 @@ from sqlalchemy.orm import Session
 from regdesk.audit.service import Actor, record_event
 from regdesk.db import utcnow
 from regdesk.departments.models import Department
+from regdesk.errors import Invalid
 from regdesk.events.models import Event, EventOption
 from regdesk.events.service import current_event, event_options
-from regdesk.invalid import Invalid
 from regdesk.users.models import User
 from regdesk.volunteers.form import ContactMethod, stored_application
 from regdesk.volunteers.models import (

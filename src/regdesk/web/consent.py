@@ -18,7 +18,6 @@ from fastapi import APIRouter, Form, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from sqlalchemy.orm import Session
 
-from regdesk.accounts.pages import end_visit, forbidden
 from regdesk.deps import IssuerDep
 from regdesk.oauth.authorization import (
     AuthorizationPageError,
@@ -40,6 +39,8 @@ from regdesk.web.visitor import (
     Visitor,
     VisitorDep,
     clear_session_cookie,
+    end_visit,
+    forbidden,
     login_redirect,
 )
 

@@ -16,14 +16,14 @@ from fastapi import Depends, Request, Response
 from fastapi.responses import RedirectResponse
 from sqlalchemy.orm import Session
 
-from regdesk.audit.service import Actor
+from regdesk.audit.service import Actor, record_event
 from regdesk.departments.service import led_department_ids
 from regdesk.deps import WriteSession
 from regdesk.oauth.permissions import ADMIN, permissions_of
 from regdesk.users.models import User
 from regdesk.web import csrf
 from regdesk.web.pages import render
-from regdesk.web.sessions import COOKIE_NAME, find_session
+from regdesk.web.sessions import COOKIE_NAME, end_session, find_session
 
 PageDb = WriteSession  # a page's one transaction, committed before the response is sent
 
@@ -152,3 +152,14 @@ def set_login_cookie(response: Response, request: Request, nonce: str) -> None:
         samesite="lax",
         secure=request.url.scheme == "https",
     )
+
+
+def forbidden(request: Request, visitor: Visitor | None) -> Response:
+    """A form arrived without its CSRF token, or with someone else's: nothing was done."""
+    return PageRefused.forbidden(request, visitor).response
+
+
+def end_visit(db: Session, visitor: Visitor) -> None:
+    """The visitor's session ends, server-side: the cookie, if kept, signs no one in."""
+    end_session(db, visitor.session_id)
+    record_event(db, visitor.actor, "user.logout", target_type="user", target_id=visitor.user.id)

@@ -13,8 +13,8 @@ from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from starlette.datastructures import FormData
 
+from regdesk.errors import Invalid
 from regdesk.events.models import EventOption, OptionType
-from regdesk.invalid import Invalid
 from regdesk.volunteers.form import (
     MAX_CONTACT_METHODS,
     TEXT_ANSWER_MAX,

@@ -1,0 +1,62 @@
+"""`regdesk users`: people (attendees, vendors, staff)."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from regdesk.audit.service import Actor
+from regdesk.cli import Context, emit, json_option, main, pass_context
+
+
+@main.group()
+def users() -> None:
+    """People: attendees, vendors, staff."""
+
+
+@users.command("create")
+@click.option("--username", required=True)
+@click.option("--email", required=True)
+@click.option("--first-name", required=True)
+@click.option("--last-name", required=True)
+@click.option("--password", help="Omit to be asked; '-' reads it from stdin.")
+@click.option("--no-password", is_flag=True, help="No password: the user cannot log in yet.")
+@click.option("--role", "roles", multiple=True, help="Role name (repeatable).")
+@click.option("--permission", "permissions", multiple=True, help="e.g. admin (repeatable).")
+@json_option
+@pass_context
+def users_create(
+    context: Context,
+    username: str,
+    email: str,
+    first_name: str,
+    last_name: str,
+    password: str | None,
+    no_password: bool,
+    roles: tuple[str, ...],
+    permissions: tuple[str, ...],
+    as_json: bool,
+) -> None:
+    """Create a user."""
+    from regdesk.oauth.permissions import permissions_of
+    from regdesk.users.service import NewUser, create_user
+
+    if password == "-":
+        password = sys.stdin.readline().rstrip("\n")
+    elif password is None and not no_password:
+        password = click.prompt("Password", hide_input=True, confirmation_prompt=True, err=True)
+    with context.writing() as session:
+        new = NewUser(username, email, first_name, last_name, password, roles, permissions)
+        user = create_user(session, Actor.command_line(), new)
+        document = {
+            "id": str(user.id),
+            "username": user.username,
+            "email": user.email,
+            "firstName": user.first_name,
+            "lastName": user.last_name,
+            "roles": list(dict.fromkeys(roles)),
+            "permissions": permissions_of(session, user.id),
+            "hasPassword": user.password_hash is not None,
+        }
+    emit(as_json, document, f"created user {user.username} (id {user.id})")
