@@ -25,11 +25,14 @@ test: lint
 	$(BIN)/pytest -n 2 --dist loadfile
 
 ## Fuzz the API from its own /openapi.json, longer than `make test` does (tests/fuzz): a new
-## seed each run unless REGDESK_FUZZ_SEED is set; inputs tried go to build/fuzz.json
+## seed each run unless REGDESK_FUZZ_SEED is set; inputs tried go to build/fuzz.json. And every
+## hostile payload in every field (tests/security/test_input.py, REGDESK_HOSTILE_INPUT=full),
+## where `make test` sends each field one payload of each class
 fuzz: install
 	REGDESK_FUZZ_EXAMPLES=$${REGDESK_FUZZ_EXAMPLES:-500} \
 	REGDESK_FUZZ_SEED=$${REGDESK_FUZZ_SEED:-$$(date +%s)} \
-	$(BIN)/pytest tests/fuzz
+	REGDESK_HOSTILE_INPUT=full \
+	$(BIN)/pytest tests/fuzz tests/security/test_input.py
 
 lint: install
 	$(BIN)/ruff check src tests bench

@@ -2,7 +2,15 @@
 
 Tests that take `database_url` (or `engine`) run once per backend. PostgreSQL runs need
 REGDESK_TEST_POSTGRES_URL (`.ci/run` sets it); each test then gets a schema of its own,
-dropped afterwards, reached through the URL's search_path so subprocesses see it too.
+reached through the URL's search_path so subprocesses see it too.
+
+Migrations run once per test process, not once per test: a test that takes `engine` (or
+anything built on it) gets a copy of a database migrated once (tests/databases.py says how);
+one that takes only `database_url` gets an empty database, for migrations and commands.
+
+Passwords are hashed with argon2id at its smallest cost in every test process (one knob,
+`cheap_password_hashing`): the same real hashing and verification, quick. A test that needs
+the service's own cost is marked `real_password_hashing`.
 """
 
 from __future__ import annotations
@@ -13,23 +21,25 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import parse_qs, quote, urlsplit
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
+from argon2 import PasswordHasher
 from click.testing import CliRunner, Result
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 from sqlalchemy import Engine, text
 
+from regdesk import security
 from regdesk.app import create_app
 from regdesk.audit.service import Actor
 from regdesk.cli import main
 from regdesk.config import load_settings
 from regdesk.db import make_engine, write_session
-from regdesk.migrations.runner import upgrade
 from regdesk.oauth.applications import create_application
 from regdesk.oauth.authorization import approve, check_authorization_request, scopes_user_lacks
 from regdesk.oauth.models import Application
+from tests.databases import CATALOGS, PostgresSchemas, SqliteTemplate, autocommit, with_schema
 
 POSTGRES_ENV = "REGDESK_TEST_POSTGRES_URL"
 
@@ -38,33 +48,90 @@ def postgres_base_url() -> str | None:
     return os.environ.get(POSTGRES_ENV) or None
 
 
+# --- passwords ------------------------------------------------------------------------------
+
+CHEAP_PASSWORD_HASHER = PasswordHasher(time_cost=1, memory_cost=8, parallelism=1)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def cheap_password_hashing() -> Iterator[None]:
+    """argon2id at its smallest cost for the whole test process (module fixtures included)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(security, "_password_hasher", CHEAP_PASSWORD_HASHER)
+        yield
+
+
+@pytest.fixture(autouse=True)
+def _real_password_hashing_when_marked(
+    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if request.node.get_closest_marker("real_password_hashing") is not None:
+        monkeypatch.setattr(security, "_password_hasher", security.SERVICE_PASSWORD_HASHER)
+
+
+# --- databases ------------------------------------------------------------------------------
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Once per run (not per worker): vacuum the catalogs of the PostgreSQL database the tests
+    use. Each run makes and drops schemas, and a server without autovacuum (as on the build
+    machines) keeps every dead catalog row, which slows every later run's DDL."""
+    base = postgres_base_url()
+    if base is None or hasattr(session.config, "workerinput"):
+        return
+    admin = autocommit(base)
+    with admin.connect() as conn:
+        conn.execute(text(f"VACUUM {', '.join(CATALOGS)}"))
+    admin.dispose()
+
+
+_sqlite_template: SqliteTemplate | None = None
+_postgres_schemas: PostgresSchemas | None = None
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _databases(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """This process's migrated databases (tests/databases.py), made when first asked for."""
+    global _sqlite_template, _postgres_schemas
+    _sqlite_template = SqliteTemplate(tmp_path_factory.mktemp("template"))
+    yield
+    if _postgres_schemas is not None:
+        _postgres_schemas.close()
+    _sqlite_template = _postgres_schemas = None
+
+
 @contextmanager
-def scratch_database_url(backend: str, directory: Path) -> Iterator[str]:
-    """An empty database of its own on `backend` (sqlite or postgresql), dropped afterwards."""
+def scratch_database_url(backend: str, directory: Path, *, migrated: bool = False) -> Iterator[str]:
+    """A database of its own on `backend` (sqlite or postgresql), gone afterwards: empty, or
+    `migrated` to the newest schema (a copy of this process's, see tests/databases.py)."""
+    global _postgres_schemas
     if backend == "sqlite":
-        yield f"sqlite:///{directory / f'{uuid.uuid4().hex}.sqlite3'}"
+        path = directory / f"{uuid.uuid4().hex}.sqlite3"
+        if migrated:
+            assert _sqlite_template is not None
+            _sqlite_template.copy_to(path)
+        yield f"sqlite:///{path}"
         return
     base = postgres_base_url()
     if base is None:
         pytest.skip(f"{POSTGRES_ENV} is not set: PostgreSQL run skipped")
-    schema = f"t_{uuid.uuid4().hex[:16]}"
-    admin = make_engine(base)
-    with admin.begin() as conn:
-        conn.execute(text(f'CREATE SCHEMA "{schema}"'))
-    separator = "&" if "?" in base else "?"
+    if _postgres_schemas is None:
+        _postgres_schemas = PostgresSchemas(base)
+    schemas = _postgres_schemas
+    schema = schemas.migrated() if migrated else schemas.empty()
     try:
-        yield f"{base}{separator}options={quote(f'-csearch_path={schema}')}"
+        yield with_schema(base, schema)
     finally:
-        with admin.begin() as conn:
-            conn.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
-        admin.dispose()
+        schemas.done(schema, migrated=migrated)
 
 
 @pytest.fixture(
     params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)],
 )
 def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    with scratch_database_url(request.param, tmp_path) as url:
+    """Migrated when the test takes `engine` (directly or through another fixture)."""
+    migrated = "engine" in request.fixturenames
+    with scratch_database_url(request.param, tmp_path, migrated=migrated) as url:
         yield url
 
 
@@ -75,9 +142,8 @@ def sqlite_url(tmp_path: Path) -> str:
 
 @pytest.fixture
 def engine(database_url: str) -> Iterator[Engine]:
-    """A database migrated to the newest schema."""
+    """A database migrated to the newest schema (see `database_url`)."""
     engine = make_engine(database_url)
-    upgrade(engine)
     yield engine
     engine.dispose()
 

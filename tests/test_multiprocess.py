@@ -14,7 +14,6 @@ from sqlalchemy import Engine, text
 from regdesk.audit.service import Actor
 from regdesk.db import make_engine, write_session
 from regdesk.demo import load_demo
-from regdesk.migrations.runner import upgrade
 from regdesk.oauth.applications import create_application, set_suspended
 from tests.conftest import postgres_base_url, scratch_database_url
 from tests.helpers import live_server
@@ -33,9 +32,8 @@ def deployment(tmp_path: Path) -> Iterator[tuple[Engine, str, str]]:
     """Two live servers on one PostgreSQL database."""
     if postgres_base_url() is None:
         pytest.skip("REGDESK_TEST_POSTGRES_URL is not set: PostgreSQL run skipped")
-    with scratch_database_url("postgresql", tmp_path) as url:
+    with scratch_database_url("postgresql", tmp_path, migrated=True) as url:
         engine = make_engine(url)
-        upgrade(engine)
         with live_server(url) as first, live_server(url) as second:
             yield engine, first, second
         engine.dispose()
@@ -104,9 +102,8 @@ def test_a_session_made_on_one_process_is_honoured_by_the_other(
 @pytest.fixture(params=["sqlite", "postgresql"])
 def two_processes(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[str, str, str]]:
     """Two live servers on one database of either kind, with a small demo loaded."""
-    with scratch_database_url(request.param, tmp_path) as url:
+    with scratch_database_url(request.param, tmp_path, migrated=True) as url:
         engine = make_engine(url)
-        upgrade(engine)
         load_demo(engine, users=30, volunteers=10, seed=3, actor=Actor("test"))
         engine.dispose()
         with live_server(url) as first, live_server(url) as second:

@@ -15,14 +15,12 @@ from typing import Any
 import httpx
 import pytest
 import redis
-from argon2 import PasswordHasher
 from fastapi.testclient import TestClient
 from jsonschema import Draft202012Validator
 from limits import parse_many
 from limits.storage import MemoryStorage
 from sqlalchemy import Engine
 
-from regdesk import security
 from regdesk.app import create_app
 from regdesk.audit.service import Actor
 from regdesk.config import load_settings
@@ -273,14 +271,6 @@ def test_failed_client_authentications_count_against_the_senders_address(
 # --- the login form ------------------------------------------------------------------------
 
 
-@pytest.fixture
-def cheap_password_hashing(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(
-        security, "_password_hasher", PasswordHasher(time_cost=1, memory_cost=8, parallelism=1)
-    )
-
-
-@pytest.mark.usefixtures("cheap_password_hashing")
 def test_every_password_check_of_a_new_browser_counts_against_its_address(
     serve: Serve, engine: Engine
 ) -> None:
@@ -307,7 +297,6 @@ def test_every_password_check_of_a_new_browser_counts_against_its_address(
     assert log_in(known, "fox", PASSWORD).status_code == 303
 
 
-@pytest.mark.usefixtures("cheap_password_hashing")
 def test_an_ipv6_client_is_counted_by_its_64(serve: Serve, engine: Engine) -> None:
     client = serve(login_rate_limit="1/minute")
     make_user(engine)
@@ -319,7 +308,6 @@ def test_an_ipv6_client_is_counted_by_its_64(serve: Serve, engine: Engine) -> No
 # --- off, and misconfigured ----------------------------------------------------------------
 
 
-@pytest.mark.usefixtures("cheap_password_hashing")
 def test_off_means_no_limit_and_no_headers(serve: Serve, engine: Engine) -> None:
     client = serve(
         rate_limits="off",

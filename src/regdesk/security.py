@@ -15,7 +15,8 @@ import secrets
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
 
-_password_hasher = PasswordHasher()  # argon2id with argon2-cffi's RFC 9106 defaults
+SERVICE_PASSWORD_HASHER = PasswordHasher()  # argon2id with argon2-cffi's RFC 9106 defaults
+_password_hasher = SERVICE_PASSWORD_HASHER
 
 SECRET_HASH_SCHEME = "hmac-sha256"
 

@@ -29,7 +29,6 @@ from sqlalchemy.engine import make_url
 
 from regdesk.audit.models import AuditEvent
 from regdesk.db import make_engine
-from regdesk.migrations.runner import upgrade
 from regdesk.users.models import User
 from tests.conftest import scratch_database_url
 from tests.faults.support import BACKENDS, FaultLedger, wait_until
@@ -109,9 +108,8 @@ class Database:
 @pytest.fixture(params=BACKENDS)
 def database(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Database]:
     """A migrated database holding a few people already (the import must leave them be)."""
-    with scratch_database_url(request.param, tmp_path) as url:
+    with scratch_database_url(request.param, tmp_path, migrated=True) as url:
         engine = make_engine(url)
-        upgrade(engine)
         import_(engine, crowd(40, 20, prefix="earlier"))
         engine.dispose()  # SQLite: the last connection closed checkpoints and drops the log
         database = Database(request.param, url, tmp_path)

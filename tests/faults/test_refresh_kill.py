@@ -19,7 +19,6 @@ import pytest
 from sqlalchemy import Engine, select
 
 from regdesk.db import make_engine, read_session
-from regdesk.migrations.runner import upgrade
 from regdesk.oauth.models import AccessToken, Grant, RefreshToken
 from regdesk.security import token_hash
 from tests.conftest import Registered, scratch_database_url
@@ -52,9 +51,8 @@ class Deployment:
 
 @pytest.fixture(params=BACKENDS)
 def deployment(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Deployment]:
-    with scratch_database_url(request.param, tmp_path) as url:
+    with scratch_database_url(request.param, tmp_path, migrated=True) as url:
         engine = make_engine(url)
-        upgrade(engine)
         fox = import_(
             engine,
             {

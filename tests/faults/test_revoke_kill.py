@@ -22,7 +22,6 @@ from sqlalchemy import Engine, func, select
 
 from regdesk.audit.models import AuditEvent
 from regdesk.db import make_engine, read_session
-from regdesk.migrations.runner import upgrade
 from regdesk.oauth.models import AccessToken, Grant, RefreshToken
 from tests.conftest import Registered, scratch_database_url
 from tests.faults.support import (
@@ -74,9 +73,8 @@ class Deployment:
 
 @pytest.fixture(params=BACKENDS)
 def deployment(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Deployment]:
-    with scratch_database_url(request.param, tmp_path) as url:
+    with scratch_database_url(request.param, tmp_path, migrated=True) as url:
         engine = make_engine(url)
-        upgrade(engine)
         people = import_(
             engine,
             {

@@ -21,7 +21,6 @@ from sqlalchemy import Engine
 
 from regdesk.audit.service import Actor
 from regdesk.db import make_engine, write_session
-from regdesk.migrations.runner import upgrade
 from regdesk.oauth.applications import create_application
 from tests.conftest import scratch_database_url
 from tests.helpers import live_server
@@ -61,9 +60,8 @@ def form_with(forms: list[dict[str, str]], field: str) -> dict[str, str]:
 @pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
 def server(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[str, str, str]]:
     """A live server with one user and one application: (base, client_id, client_secret)."""
-    with scratch_database_url(request.param, tmp_path) as url:
+    with scratch_database_url(request.param, tmp_path, migrated=True) as url:
         engine = make_engine(url)
-        upgrade(engine)
         client_id, secret = seed_fox_and_app(engine)
         engine.dispose()
         with live_server(url) as base:

@@ -14,7 +14,6 @@ from fastapi.testclient import TestClient
 from sqlalchemy import Engine
 
 from regdesk.db import make_engine
-from regdesk.migrations.runner import upgrade
 from tests.conftest import Apps, postgres_base_url, scratch_database_url
 from tests.helpers import live_server
 from tests.oauth.user_flow import Flow, make_flow
@@ -48,9 +47,8 @@ def outcome(answers: list[httpx.Response]) -> list[int]:
 def postgres_engine(tmp_path: Path) -> Iterator[Engine]:
     if postgres_base_url() is None:
         pytest.skip("REGDESK_TEST_POSTGRES_URL is not set: PostgreSQL run skipped")
-    with scratch_database_url("postgresql", tmp_path) as url:
+    with scratch_database_url("postgresql", tmp_path, migrated=True) as url:
         engine = make_engine(url)
-        upgrade(engine)
         yield engine
         engine.dispose()
 

@@ -3,8 +3,8 @@
 `database_url`, `engine`, `app` and `client` mean here what they mean in tests/conftest.py
 (a migrated database on SQLite, and on PostgreSQL when REGDESK_TEST_POSTGRES_URL is set; the
 app in-process, as an HTTPS client sees it), built with its helpers, but once per module: a
-fresh PostgreSQL schema costs most of a second and this suite tries hundreds of attacks. So
-every test makes the records it attacks (its own user, application, code) and judges only
+fresh database and a started app cost more than most attacks, and this suite tries hundreds.
+So every test makes the records it attacks (its own user, application, code) and judges only
 them, or compares the whole database before and after (support.table_rows). Each test starts
 as a new browser: no cookies.
 """
@@ -14,30 +14,18 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from argon2 import PasswordHasher
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 from sqlalchemy import Engine
 
-from regdesk import security
 from regdesk.app import create_app
 from regdesk.config import load_settings
 from regdesk.db import make_engine
-from regdesk.migrations.runner import upgrade
 from tests.conftest import PUBLIC_URL, scratch_database_url
 
 # Rate limits are on, as in production, but high: hundreds of attacks from one address in a
 # minute are this suite's business, not the limits' (tests/test_ratelimit.py has those).
 GENEROUS = "100000/minute"
-
-
-@pytest.fixture(scope="module", autouse=True)
-def cheap_password_hashing() -> Iterator[None]:
-    """argon2id with its smallest cost, as tests/web/conftest.py: the same real checks, quick."""
-    with pytest.MonkeyPatch.context() as patch:
-        cheap = PasswordHasher(time_cost=1, memory_cost=8, parallelism=1)
-        patch.setattr(security, "_password_hasher", cheap)
-        yield
 
 
 @pytest.fixture(
@@ -47,14 +35,13 @@ def cheap_password_hashing() -> Iterator[None]:
 def database_url(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[str]:
-    with scratch_database_url(request.param, tmp_path_factory.mktemp("db")) as url:
+    with scratch_database_url(request.param, tmp_path_factory.mktemp("db"), migrated=True) as url:
         yield url
 
 
 @pytest.fixture(scope="module")
 def engine(database_url: str) -> Iterator[Engine]:
     engine = make_engine(database_url)
-    upgrade(engine)
     yield engine
     engine.dispose()
 

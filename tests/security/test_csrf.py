@@ -5,7 +5,8 @@ The forms are found by walking the application's routes (support.page_routes): e
 outside /api/, the admin pages included, whenever they were added. Each one refuses a POST
 without its token, with a token that is not this session's, or that the browser says comes
 from another site, with the refusal page (403), and writes nothing. A control then shows that
-the same POST with the genuine token is not refused, so the refusals were about the token.
+the same POST with the genuine token is not refused, so the refusals were about the token; and
+the forms a visitor uses (login, consent, revoking an application, logout) do their work with it.
 """
 
 from __future__ import annotations
@@ -18,8 +19,11 @@ from urllib.parse import urlencode
 import pytest
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
-from sqlalchemy import Engine
+from sqlalchemy import Engine, func, select
 
+from regdesk.audit.models import AuditEvent
+from regdesk.oauth.models import AuthorizationCode, Grant
+from regdesk.web.models import WebSession
 from tests.api.support import import_rich
 from tests.conftest import Apps
 from tests.security.support import (
@@ -35,6 +39,7 @@ from tests.security.support import (
 from tests.web.support import (
     PASSWORD,
     authorize_params,
+    form,
     forms,
     log_in,
     register_app,
@@ -191,6 +196,123 @@ def test_the_genuine_form_is_not_refused(
     # RFC 9700 4.12: never a 307 (or 308) after a form: the browser would post it again,
     # credentials included, wherever it is sent.
     assert response.status_code not in (307, 308)
+
+
+# --- the forms a visitor uses, each on a page of its own, end to end ----------------------
+
+
+def count(engine: Engine, model: type) -> int:
+    with engine.connect() as connection:
+        return int(connection.scalar(select(func.count()).select_from(model)) or 0)
+
+
+@dataclass
+class VisitorForm:
+    """A form: how to reach it, what it sends besides its hidden fields, and what would change
+    if it were accepted."""
+
+    action: str
+    open_page: Callable[[TestClient, Engine, Apps, str, int], str]  # the page holding the form
+    sends: Callable[[str], dict[str, str]]  # by the username
+    changes: Callable[[Engine], object]
+
+
+def _login_page(client: TestClient, engine: Engine, apps: Apps, username: str, user_id: int) -> str:
+    return client.get("/login").text
+
+
+def _consent_page(
+    client: TestClient, engine: Engine, apps: Apps, username: str, user_id: int
+) -> str:
+    log_in(client, username)
+    registered = register_app(engine)
+    return client.get("/oauth/authorize", params=authorize_params(registered)).text
+
+
+def _account_page(
+    client: TestClient, engine: Engine, apps: Apps, username: str, user_id: int
+) -> str:
+    log_in(client, username)
+    registered = register_app(engine)
+    apps.mint(registered, "pii:basic", user_id=user_id)
+    return client.get("/account").text
+
+
+def _logout_page(
+    client: TestClient, engine: Engine, apps: Apps, username: str, user_id: int
+) -> str:
+    log_in(client, username)
+    return client.get("/logout").text
+
+
+def _live_grants(engine: Engine) -> int:
+    with engine.connect() as connection:
+        return int(
+            connection.scalar(
+                select(func.count()).select_from(Grant).where(Grant.revoked_at.is_(None))
+            )
+            or 0
+        )
+
+
+VISITOR_FORMS = {
+    "login": VisitorForm(
+        "/login",
+        _login_page,
+        lambda username: {"username": username, "password": PASSWORD},
+        lambda engine: (count(engine, WebSession), count(engine, AuditEvent)),
+    ),
+    "consent": VisitorForm(
+        "/oauth/authorize",
+        _consent_page,
+        lambda username: {"decision": "authorize"},
+        lambda engine: (count(engine, AuthorizationCode), count(engine, AuditEvent)),
+    ),
+    "revoke": VisitorForm("/account/revoke", _account_page, lambda username: {}, _live_grants),
+    "logout": VisitorForm(
+        "/logout", _logout_page, lambda username: {}, lambda engine: count(engine, WebSession)
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(VISITOR_FORMS))
+def test_a_form_without_its_token_is_refused_and_changes_nothing(
+    client: TestClient, engine: Engine, apps: Apps, name: str
+) -> None:
+    case = VISITOR_FORMS[name]
+    username, user_id = new_user(engine)
+    page = case.open_page(client, engine, apps, username, user_id)
+    fields = {**form(page, case.action).fields, **case.sends(username)}
+    genuine_token = fields["csrf_token"]
+    assert genuine_token
+    before = case.changes(engine)
+    without = {k: v for k, v in fields.items() if k != "csrf_token"}
+    for sent in (without, {**without, "csrf_token": ""}, {**without, "csrf_token": FORGED}):
+        response = client.post(case.action, data=sent, follow_redirects=False)
+        assert response.status_code == 403
+        assert "Nothing was changed" in response.text
+        assert case.changes(engine) == before
+    # The genuine form still works: the refusal was about the token, nothing else.
+    genuine = client.post(
+        case.action, data={**fields, "csrf_token": genuine_token}, follow_redirects=False
+    )
+    assert genuine.status_code == 303
+    assert case.changes(engine) != before
+
+
+def test_another_sessions_token_is_worthless(
+    client: TestClient, app: FastAPI, engine: Engine
+) -> None:
+    """... and the refused logout leaves this browser signed in."""
+    username, _ = new_user(engine)
+    other_username, _ = new_user(engine)
+    log_in(client, username)
+    other = other_browser(app)
+    log_in(other, other_username)
+    theirs = form(other.get("/logout").text, "/logout").fields["csrf_token"]
+    response = client.post("/logout", data={"csrf_token": theirs}, follow_redirects=False)
+    assert response.status_code == 403
+    assert client.get("/account", follow_redirects=False).status_code == 200
 
 
 # --- the login form: no session yet, a signed double-submit cookie ------------------------

@@ -5,13 +5,19 @@ V8.2.1; decisions.md, Transport).
 The pages are found by walking the application's routes (support.page_routes), so a page added
 later is checked too, by an anonymous visitor and by a signed-in administrator. Every HTML
 answer carries the headers; every one but the static public pages (the home page and the API
-documentation, which hold neither a form nor anyone's data) is `no-store`.
+documentation, which hold neither a form nor anyone's data) is `no-store`. The answers a walk
+of GET routes does not meet (a failed or held-up login, a refused form, the consent screen for
+a sensitive scope, an invalid request) carry them too, and our own pages need no script, no
+inline style and no third party.
 """
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable
 from urllib.parse import urlencode
 
+import httpx
 import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import Engine
@@ -54,6 +60,104 @@ def test_every_html_page_carries_the_security_headers(
     else:
         # Not a page: a redirect (to log in first) or a refusal, never content to frame.
         assert status in (301, 302, 303, 307, 308, 401, 403, 404), (status, headers)
+
+
+PageVisit = Callable[[TestClient, Engine, str, str], httpx.Response]  # fox, owl: usernames
+
+
+def _signed_in(path: str, **params: str) -> PageVisit:
+    def visit(client: TestClient, engine: Engine, fox: str, owl: str) -> httpx.Response:
+        log_in(client, fox)
+        return client.get(path, params=params)
+
+    return visit
+
+
+def _consent(sensitive: bool) -> PageVisit:
+    def visit(client: TestClient, engine: Engine, fox: str, owl: str) -> httpx.Response:
+        log_in(client, fox)
+        scope = "pii:basic user:read" if sensitive else "pii:basic"
+        return client.get("/oauth/authorize", params=authorize_params(register_app(engine), scope))
+
+    return visit
+
+
+def _lacking(client: TestClient, engine: Engine, fox: str, owl: str) -> httpx.Response:
+    log_in(client, owl)
+    params = authorize_params(register_app(engine), "user:read")
+    return client.get("/oauth/authorize", params=params)
+
+
+def _anonymous(path: str, method: str = "GET", **params: str) -> PageVisit:
+    def visit(client: TestClient, engine: Engine, fox: str, owl: str) -> httpx.Response:
+        return client.request(method, path, params=params)
+
+    return visit
+
+
+def _throttled(client: TestClient, engine: Engine, fox: str, owl: str) -> httpx.Response:
+    for _ in range(6):
+        response = log_in(client, fox, "wrong")
+    return response
+
+
+PAGE_STATES: dict[str, tuple[PageVisit, int]] = {
+    "login": (_anonymous("/login"), 200),
+    "login-failed": (lambda c, e, fox, owl: log_in(c, fox, "wrong"), 200),
+    "login-throttled": (_throttled, 429),
+    "logout-confirm": (_signed_in("/logout"), 200),
+    "signed-out": (_anonymous("/logout"), 200),
+    "account": (_signed_in("/account"), 200),
+    "consent": (_consent(sensitive=False), 200),
+    "consent-sensitive": (_consent(sensitive=True), 200),
+    "invalid-request-client": (_anonymous("/oauth/authorize", client_id="404"), 400),
+    "invalid-request-permission": (_lacking, 400),
+    "forbidden": (_anonymous("/login", "POST"), 403),
+    "oauth-logout": (_anonymous("/oauth/logout"), 200),
+}
+
+
+@pytest.mark.parametrize("name", list(PAGE_STATES))
+def test_every_page_carries_the_security_headers(
+    client: TestClient, engine: Engine, name: str
+) -> None:
+    """Each kind of answer a visitor meets, the states the walk above cannot reach included:
+    the headers, the whole policy, and a page that needs nothing the policy forbids."""
+    fox, _ = new_user(engine, permissions=["user:read"])
+    owl, _ = new_user(engine)
+    visit, status = PAGE_STATES[name]
+    response = visit(client, engine, fox, owl)
+    assert response.status_code == status, response.text
+    assert response.headers["content-type"] == "text/html; charset=utf-8"
+    assert response.headers["x-frame-options"] == "DENY"
+    policy = [p.strip() for p in response.headers["content-security-policy"].split(";")]
+    assert "frame-ancestors 'none'" in policy
+    assert "default-src 'self'" in policy
+    assert "script-src 'none'" in policy
+    assert response.headers["referrer-policy"] == "no-referrer"
+    assert response.headers["cache-control"] == "no-store"
+    assert response.headers["x-content-type-options"] == "nosniff"
+
+    page = response.text
+    assert '<meta name="viewport" content="width=device-width, initial-scale=1">' in page
+    assert '<html lang="en">' in page
+    assert "<script" not in page
+    assert "style=" not in page
+    assert "<style" not in page
+    assert not re.search(r"""(?:src|href|action)=["'](?:https?:)?//""", page)  # no third party
+    for field_id in re.findall(r'<input id="([^"]+)"', page):
+        assert f'<label for="{field_id}">' in page
+
+
+def test_the_api_documentation_is_not_framed_either_but_keeps_its_script(
+    client: TestClient,
+) -> None:
+    docs = client.get("/docs")
+    assert docs.headers["x-frame-options"] == "DENY"
+    assert docs.headers["referrer-policy"] == "no-referrer"
+    policy = docs.headers["content-security-policy"]
+    assert "frame-ancestors 'none'" in policy
+    assert "default-src" not in policy  # Swagger UI starts with an inline script
 
 
 def test_the_consent_screen_cannot_be_framed(

@@ -9,11 +9,16 @@ attacked too; then the authorization request's parameters and the login form's f
 payload goes into one field of an otherwise sensible request, and the answer is a clean 4xx in
 the endpoint's error shape (or a 200 that matches nothing), never a 5xx, and the database is
 exactly as before.
+
+`make test` sends a sample of the fields x payloads product (`sample`: every field meets a
+payload of every class, every payload reaches every kind of field); `make fuzz`
+(REGDESK_HOSTILE_INPUT=full) sends every payload to every field.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -54,38 +59,57 @@ def without_echo(text: str, payload: Payload) -> str:
 
 
 DEEP = 10_000
-PAYLOADS: dict[str, Payload] = {
-    "sql quote": value("' OR '1'='1"),
-    "sql comment": value("1; DROP TABLE users; --"),
-    "sql union": value(
-        "1 UNION SELECT password_hash, secret_hash FROM users, oauth_applications--"
-    ),
-    "sql stacked": value("1'); DELETE FROM users; SELECT pg_sleep(0); --"),
-    "sql wildcard %": value("%"),
-    "sql wildcard _": value("_"),
-    "NUL inside": value("a\x00b"),
-    "NUL alone": value("\x00"),
-    "lone surrogate": Payload(b'"\\ud800x"', "%ED%A0%80x"),  # CESU-8 in a URL: not UTF-8
-    "invalid UTF-8": Payload(b'"\xff\xfe"', "%FF%FE"),
-    "overlong UTF-8 slash": Payload(b'"\xc0\xaf"', "%C0%AF"),
-    "huge number": Payload(b"1" + b"0" * 30, "1" + "0" * 30),
-    "number of 5000 digits": Payload(b"9" * 5000, "9" * 5000),
-    "negative": value(-1),
-    "float overflow": Payload(b"1.5e999", "1.5e999"),
-    "NaN": Payload(b"NaN", "NaN"),
-    "true": Payload(b"true", "true"),
-    "array": Payload(b'["1", "2"]', quote('["1", "2"]')),
-    "operator object": Payload(b'{"$ne": null}', quote('{"$ne": null}')),
-    # In a URL, as long as the client sends one (uvicorn refuses longer request lines itself).
-    "1 MB string": Payload(b'"' + b"A" * 1_000_000 + b'"', "A" * 60_000),
-    "deeply nested": Payload(b"[" * DEEP + b"]" * DEEP, "%5B" * DEEP + "%5D" * DEEP),
-    "format string": value("%s%s%n{0}{__class__}"),
-    "CRLF header injection": value("a\r\nSet-Cookie: regdesk_session=x"),
-    "path traversal": value("../../../etc/passwd"),
-    "script": value("<script>alert(1)</script>"),
-    "attribute breakout": value('"><svg onload=alert(1)>'),
-    "right-to-left override": value("\u202eabc"),
+# The payloads by what they attack. Under `make test` each field meets one payload of every
+# class (see `sample`); REGDESK_HOSTILE_INPUT=full (`make fuzz`) sends every one to every field.
+CLASSES: dict[str, dict[str, Payload]] = {
+    "sql": {
+        "sql quote": value("' OR '1'='1"),
+        "sql comment": value("1; DROP TABLE users; --"),
+        "sql union": value(
+            "1 UNION SELECT password_hash, secret_hash FROM users, oauth_applications--"
+        ),
+        "sql stacked": value("1'); DELETE FROM users; SELECT pg_sleep(0); --"),
+        "sql wildcard %": value("%"),
+        "sql wildcard _": value("_"),
+    },
+    "control characters": {
+        "NUL inside": value("a\x00b"),
+        "NUL alone": value("\x00"),
+        "CRLF header injection": value("a\r\nSet-Cookie: regdesk_session=x"),
+    },
+    "encoding": {
+        "lone surrogate": Payload(b'"\\ud800x"', "%ED%A0%80x"),  # CESU-8 in a URL: not UTF-8
+        "invalid UTF-8": Payload(b'"\xff\xfe"', "%FF%FE"),
+        "overlong UTF-8 slash": Payload(b'"\xc0\xaf"', "%C0%AF"),
+        "right-to-left override": value("\u202eabc"),
+    },
+    "numbers": {
+        "huge number": Payload(b"1" + b"0" * 30, "1" + "0" * 30),
+        "number of 5000 digits": Payload(b"9" * 5000, "9" * 5000),
+        "negative": value(-1),
+        "float overflow": Payload(b"1.5e999", "1.5e999"),
+        "NaN": Payload(b"NaN", "NaN"),
+    },
+    "type confusion": {
+        "true": Payload(b"true", "true"),
+        "array": Payload(b'["1", "2"]', quote('["1", "2"]')),
+        "operator object": Payload(b'{"$ne": null}', quote('{"$ne": null}')),
+    },
+    "size": {
+        # In a URL, as long as the client sends one (uvicorn refuses longer request lines itself).
+        "1 MB string": Payload(b'"' + b"A" * 1_000_000 + b'"', "A" * 60_000),
+        "deeply nested": Payload(b"[" * DEEP + b"]" * DEEP, "%5B" * DEEP + "%5D" * DEEP),
+    },
+    "format string": {"format string": value("%s%s%n{0}{__class__}")},
+    "path traversal": {"path traversal": value("../../../etc/passwd")},
+    "markup": {
+        "script": value("<script>alert(1)</script>"),
+        "attribute breakout": value('"><svg onload=alert(1)>'),
+    },
 }
+PAYLOADS: dict[str, Payload] = {n: p for members in CLASSES.values() for n, p in members.items()}
+CLASS_OF = {name: kind for kind, members in CLASSES.items() for name in members}
+
 # What no answer may show of what went wrong inside.
 INTERNALS = re.compile(
     r"Traceback|File \"|sqlalchemy|psycopg|sqlite3|SELECT |INSERT |UPDATE |DELETE FROM|"
@@ -164,6 +188,75 @@ AUTHORIZE_FIELDS = [
     )
 ]
 LOGIN_FIELDS = [Field("POST", "/login", "form", name) for name in ("username", "password", "next")]
+
+
+# --- which payload goes into which field ------------------------------------------------------
+
+
+MODE_ENV = "REGDESK_HOSTILE_INPUT"
+MODE = os.environ.get(MODE_ENV) or "sample"
+if MODE not in ("sample", "full"):
+    raise pytest.UsageError(f"{MODE_ENV} is 'sample' (the default) or 'full', not {MODE!r}")
+Case = tuple[Field, str]  # a field and the name of the payload that goes into it
+
+
+def sample(fields: list[Field]) -> list[Case]:
+    """A covering sample, the same every run: the fields are taken by where their value goes
+    (path, query, JSON, form: each payload has a JSON and a text form, and each place its own
+    parser), and within each such group, for each class of payloads, field i gets the class's
+    payload i (round-robin), and a class with more payloads than the group has fields gives its
+    extra payloads to the first fields again. So every field meets every class, and every
+    payload reaches every group."""
+    cases: list[Case] = []
+    for where in dict.fromkeys(f.where for f in fields):
+        group = [f for f in fields if f.where == where]
+        for members in CLASSES.values():
+            names = list(members)
+            width = max(len(group), len(names))
+            cases += [(group[i % len(group)], names[i % len(names)]) for i in range(width)]
+    return sorted(cases, key=lambda case: (fields.index(case[0]), list(PAYLOADS).index(case[1])))
+
+
+def product(fields: list[Field]) -> list[Case]:
+    return [(f, name) for f in fields for name in PAYLOADS]
+
+
+_chosen = product if MODE == "full" else sample
+CASES = {  # what each test below attacks: its fields, and the cases made of them
+    "api": (API_FIELDS, _chosen(API_FIELDS)),
+    "authorize": (AUTHORIZE_FIELDS, _chosen(AUTHORIZE_FIELDS)),
+    "login": (LOGIN_FIELDS, _chosen(LOGIN_FIELDS)),
+}
+
+
+def attacks(surface: str) -> list[Any]:
+    """The parameters of one surface's test, named `<field>-<payload>` as the full product
+    would name them, so that a failure in the sample replays alone under either mode."""
+    return [
+        pytest.param(target, PAYLOADS[name], id=f"{target}-{name}")
+        for target, name in CASES[surface][1]
+    ]
+
+
+@pytest.mark.parametrize("surface", list(CASES))
+def test_the_sample_meets_every_field_with_every_class_and_sends_every_payload(
+    surface: str,
+) -> None:
+    """What `make test` gives up of the full product, and what it keeps. Computed from the
+    very cases the tests below are parametrised with."""
+    fields, cases = CASES[surface]
+    assert len(PAYLOADS) == sum(len(m) for m in CLASSES.values()), "a payload name twice"
+    assert [f for f in fields if f not in {target for target, _ in cases}] == []
+    assert set(PAYLOADS) - {name for _, name in cases} == set()
+    for where in {f.where for f in fields}:
+        sent = {name for target, name in cases if target.where == where}
+        assert set(PAYLOADS) - sent == set(), f"never sent to a {where} field"
+    for target in fields:
+        met = {CLASS_OF[name] for t, name in cases if t == target}
+        assert set(CLASSES) - met == set(), f"{target} never meets these"
+    assert len(set(cases)) == len(cases), "a case twice"
+    if MODE == "full":
+        assert cases == product(fields)
 
 
 def test_the_api_fields_were_found() -> None:
@@ -299,8 +392,7 @@ def assert_clean_api_answer(response: httpx.Response, target: Field, payload: Pa
     assert detail["message"]
 
 
-@pytest.mark.parametrize("payload", list(PAYLOADS.values()), ids=list(PAYLOADS))
-@pytest.mark.parametrize("target", API_FIELDS, ids=str)
+@pytest.mark.parametrize(("target", "payload"), attacks("api"))
 def test_the_api_refuses_hostile_input_cleanly(
     client: TestClient, world: World, target: Field, payload: Payload
 ) -> None:
@@ -332,8 +424,7 @@ def assert_escaped(page: str, payload: Payload) -> None:
         assert raw not in page
 
 
-@pytest.mark.parametrize("payload", list(PAYLOADS.values()), ids=list(PAYLOADS))
-@pytest.mark.parametrize("target", AUTHORIZE_FIELDS, ids=str)
+@pytest.mark.parametrize(("target", "payload"), attacks("authorize"))
 def test_the_authorization_request_refuses_hostile_input_cleanly(
     client: TestClient, engine: Engine, world: World, target: Field, payload: Payload
 ) -> None:
@@ -360,8 +451,7 @@ def test_all_those_attacks_wrote_nothing(engine: Engine, world: World) -> None:
     assert changed_tables(world.before, snapshot(engine)) == []
 
 
-@pytest.mark.parametrize("payload", list(PAYLOADS.values()), ids=list(PAYLOADS))
-@pytest.mark.parametrize("target", LOGIN_FIELDS, ids=str)
+@pytest.mark.parametrize(("target", "payload"), attacks("login"))
 def test_the_login_form_refuses_hostile_input_cleanly(
     client: TestClient, engine: Engine, world: World, target: Field, payload: Payload
 ) -> None:

@@ -1,5 +1,7 @@
 """Sign-in sessions (ASVS 4.0 V3.2.1: a new session token at authentication; V3.2.2: enough
-entropy; V3.3.1: logout invalidates the session; decisions.md, Cookies and CSRF).
+entropy; V3.3.1: logout invalidates the session; decisions.md, Cookies and CSRF). What the
+session store promises on its own (the cookie's attributes, the stored hash, the timeouts):
+tests/web/test_sessions.py.
 
 Session fixation: whatever session cookie a browser carried before login (planted by another
 site, a sibling subdomain or someone at the keyboard), it signs no one in as the user who
@@ -20,7 +22,7 @@ from sqlalchemy import Engine, select
 
 from regdesk.web.models import WebSession
 from tests.security.support import new_user, other_browser
-from tests.web.support import form, log_in, session_cookie, use_session_cookie
+from tests.web.support import audit, form, log_in, session_cookie, use_session_cookie
 
 
 def signed_in_as(client: TestClient, cookie: str) -> str | None:
@@ -127,6 +129,32 @@ def test_logging_in_again_replaces_the_session(client: TestClient, engine: Engin
     assert signed_in_as(client, first) is None
 
 
+def test_logging_in_gives_a_new_session_id_and_kills_the_old_one(
+    client: TestClient, engine: Engine
+) -> None:
+    """Whoever signs in next in the same browser (another person at a shared desk) gets a new
+    id too, and the session the browser held before is gone from the server."""
+    fox, fox_id = new_user(engine)
+    owl, owl_id = new_user(engine)
+    use_session_cookie(client, "planted-by-someone-else-0123456789abcdef")
+    log_in(client, fox)
+    first = session_cookie(client)
+    assert first
+    assert first != "planted-by-someone-else-0123456789abcdef"
+    log_in(client, owl)
+    second = session_cookie(client)
+    assert second
+    assert second != first
+    assert f"{owl}@example.org" in client.get("/account").text
+    use_session_cookie(client, first)
+    assert client.get("/account", follow_redirects=False).headers["location"] == (
+        "/login?next=%2Faccount"
+    )
+    with engine.connect() as connection:
+        theirs = WebSession.user_id.in_([fox_id, owl_id])
+        assert len(connection.scalars(select(WebSession.id).where(theirs)).all()) == 1
+
+
 def _post_logout(client: TestClient) -> None:
     page = client.get("/logout")
     response = client.post("/logout", data=form(page.text, "/logout").fields)
@@ -159,6 +187,31 @@ def test_logout_ends_the_session_on_the_server(
     assert session_cookie(client) is None
     assert digest not in stored_hashes(engine)
     assert signed_in_as(client, kept) is None
+
+
+def test_logging_out_ends_the_session_on_the_server(client: TestClient, engine: Engine) -> None:
+    """The logout form as a visitor sees it: a confirmation page, then the signed-out page; the
+    logout is recorded, and the session is gone."""
+    username, user_id = new_user(engine)
+    log_in(client, username)
+    cookie = session_cookie(client)
+    assert cookie
+    earlier = {event.id for event in audit(engine, "user.logout")}
+    page = client.get("/logout")
+    assert "You are logged in as" in page.text
+    response = client.post(
+        "/logout", data=form(page.text, "/logout").fields, follow_redirects=False
+    )
+    assert response.status_code == 303
+    assert session_cookie(client) is None
+    assert "You are signed out" in client.get(response.headers["location"]).text
+    use_session_cookie(client, cookie)  # a copy kept from before is worth nothing
+    assert client.get("/account", follow_redirects=False).status_code == 303
+    [event] = [event for event in audit(engine, "user.logout") if event.id not in earlier]
+    assert event.actor_user_id == user_id
+    with engine.connect() as connection:
+        mine = WebSession.user_id == user_id
+        assert connection.scalars(select(WebSession.id).where(mine)).all() == []
 
 
 def test_session_ids_are_long_random_and_never_repeat(client: TestClient, engine: Engine) -> None:

@@ -14,7 +14,6 @@ from sqlalchemy.engine import make_url
 
 from regdesk.audit.service import Actor
 from regdesk.db import make_engine
-from regdesk.migrations.runner import upgrade
 from regdesk.models import metadata
 from regdesk.security import hash_password
 from regdesk.transfer.importer import ImportResult, import_document
@@ -50,10 +49,9 @@ def backend_of(database_url: str) -> str:
 @contextmanager
 def empty_database(backend: str, directory: Path) -> Iterator[Engine]:
     """A migrated database of its own on `backend` (sqlite or postgresql), dropped afterwards."""
-    with scratch_database_url(backend, directory) as url:
+    with scratch_database_url(backend, directory, migrated=True) as url:
         engine = make_engine(url)
         try:
-            upgrade(engine)
             yield engine
         finally:
             engine.dispose()

@@ -1,4 +1,4 @@
-"""`regdesk import`, `regdesk export` and `regdesk demo` as an organizer types them."""
+"""`regdesk import` and `regdesk export` as an organizer types them."""
 
 from __future__ import annotations
 
@@ -117,14 +117,3 @@ def test_csv_of_users_imports_like_json(cli: Cli, tmp_path: Path) -> None:
     assert users["kit"]["verified"] is True
     assert users["kit"]["permissions"] == ["user:read", "volunteer:read"]
     assert users["søren"]["address"] is None
-
-
-def test_demo_fills_once_and_if_empty_skips_after(cli: Cli) -> None:
-    made = json.loads(cli.ok("demo", "--users", "50", "--volunteers", "10", "--json").stdout)
-    assert made["users"] == 50
-    assert {login["username"] for login in made["logins"]} == {"admin", "lead", "attendee"}
-    again = cli("demo", "--users", "50", "--volunteers", "10")
-    assert again.exit_code == 1
-    assert "empty database" in again.stderr
-    skipped = json.loads(cli.ok("demo", "--if-empty", "--json").stdout)
-    assert skipped["skipped"] is True

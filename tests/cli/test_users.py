@@ -6,6 +6,8 @@ import datetime as dt
 import json
 
 import pytest
+from argon2 import extract_parameters
+from argon2.profiles import RFC_9106_LOW_MEMORY
 from sqlalchemy import Engine, insert, select
 
 from regdesk.db import read_session
@@ -31,6 +33,7 @@ BASE = [
 ]
 
 
+@pytest.mark.real_password_hashing
 def test_create_with_password_roles_and_permissions(cli: Cli, engine: Engine) -> None:
     with engine.begin() as connection:
         connection.execute(
@@ -62,6 +65,8 @@ def test_create_with_password_roles_and_permissions(cli: Cli, engine: Engine) ->
         assert str(user.id) == document["id"]
         assert user.password_hash is not None
         assert user.password_hash.startswith("$argon2id$")
+        # the service's own cost (RFC 9106's low-memory profile), not the tests' cheap one
+        assert extract_parameters(user.password_hash) == RFC_9106_LOW_MEMORY
         assert verify_password(user.password_hash, "correct horse battery staple")
         assert session.scalars(select(UserPermission.name)).all() == ["admin"]
         assert session.scalars(select(UserRole.scope)).all() == ["convention"]

@@ -10,7 +10,6 @@ from collections import Counter
 from typing import Any
 
 import pytest
-from argon2 import PasswordHasher
 from sqlalchemy import Engine, delete, func, select, text
 
 from regdesk import demo
@@ -42,14 +41,7 @@ SEEDED_TABLES = writer.TABLES  # every table the seed decides; applications and 
 
 
 @pytest.fixture
-def fast_hashing(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Cheap argon2 parameters for the demo logins (verify_password reads them from the hash)."""
-    hasher = PasswordHasher(time_cost=1, memory_cost=64, parallelism=1)
-    monkeypatch.setattr(demo, "hash_password", hasher.hash)
-
-
-@pytest.fixture
-def loaded(engine: Engine, fast_hashing: None) -> DemoResult:
+def loaded(engine: Engine) -> DemoResult:
     return load_demo(engine, users=USERS, volunteers=VOLUNTEERS, seed=7, actor=ACTOR)
 
 
@@ -85,7 +77,7 @@ def wipe(engine: Engine) -> None:
 
 
 def test_the_same_seed_gives_the_same_data_and_another_seed_other_data(
-    engine: Engine, fast_hashing: None, monkeypatch: pytest.MonkeyPatch
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(demo, "_today", lambda: dt.date(2026, 6, 15))  # not across midnight
     load_demo(engine, users=USERS, volunteers=VOLUNTEERS, seed=11, actor=ACTOR)
@@ -101,7 +93,7 @@ def test_the_same_seed_gives_the_same_data_and_another_seed_other_data(
 
 
 def test_rows_are_written_a_chunk_at_a_time_with_the_same_result(
-    engine: Engine, fast_hashing: None, monkeypatch: pytest.MonkeyPatch
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Memory holds a chunk of rows, not the demo: however small the chunks, the rows (and
     the order they were written in, which SQLite's rowids keep) are the same."""
@@ -128,7 +120,7 @@ def test_rows_are_written_a_chunk_at_a_time_with_the_same_result(
 
 
 def test_a_failure_midway_leaves_the_database_empty(
-    engine: Engine, fast_hashing: None, monkeypatch: pytest.MonkeyPatch
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Chunks already written are rolled back with the rest: the demo is one transaction."""
     written: list[str] = []
@@ -152,9 +144,7 @@ def test_a_failure_midway_leaves_the_database_empty(
     assert rows(engine, AuditEvent) == []
 
 
-def test_a_database_that_holds_users_is_refused_and_left_alone(
-    engine: Engine, fast_hashing: None
-) -> None:
+def test_a_database_that_holds_users_is_refused_and_left_alone(engine: Engine) -> None:
     with write_session(engine) as session:
         session.add(User(username="fox", email="fox@example.org", first_name="F", last_name="F"))
     with pytest.raises(DemoNotEmpty, match="REGDESK_DATABASE_URL"):
@@ -178,7 +168,7 @@ def test_impossible_sizes_are_refused(engine: Engine, users: int, volunteers: in
     assert rows(engine, User) == []
 
 
-def test_the_smallest_demo_still_works(engine: Engine, fast_hashing: None) -> None:
+def test_the_smallest_demo_still_works(engine: Engine) -> None:
     result = load_demo(engine, users=3, volunteers=0, actor=ACTOR)
     assert result.users == len(rows(engine, User)) == 3
     assert rows(engine, Volunteer) == []

@@ -1,20 +1,18 @@
-"""Logging in and out: who may, what the cookie looks like, and where the visitor goes next."""
+"""Logging in and out (accounts/pages.py): who may, what a failed login says, and where the
+visitor goes next. The session cookie and its lifetime are tests/web/test_sessions.py's; a new
+id at each login and the session's end at logout, tests/security/test_sessions.py's."""
 
 from __future__ import annotations
 
-import datetime as dt
-import hashlib
 import threading
 
 import pytest
-from fastapi import FastAPI
 from fastapi.testclient import TestClient
-from sqlalchemy import Engine, select, update
+from sqlalchemy import Engine, update
 
 from regdesk import security
 from regdesk.db import write_session
 from regdesk.users.models import User
-from regdesk.web.models import WebSession
 from tests.helpers import database_text
 from tests.web.support import (
     PASSWORD,
@@ -24,7 +22,6 @@ from tests.web.support import (
     log_in,
     make_user,
     session_cookie,
-    use_session_cookie,
 )
 
 WRONG = "That username or e-mail and password do not match an account."
@@ -98,126 +95,12 @@ def test_no_password_is_kept_anywhere_after_failures(client: TestClient, engine:
     assert PASSWORD not in text
 
 
-def test_the_session_cookie_is_httponly_lax_and_secure_over_https(
-    client: TestClient, engine: Engine
-) -> None:
-    make_user(engine)
-    response = log_in(client)
-    cookie = response.headers["set-cookie"]
-    attributes = [part.strip().lower() for part in cookie.split(";")]
-    assert attributes[0].startswith("regdesk_session=")
-    assert "httponly" in attributes
-    assert "samesite=lax" in attributes
-    assert "path=/" in attributes
-    assert "secure" in attributes
-
-
-def test_the_session_cookie_is_not_secure_over_plain_http(
-    client: TestClient, app: FastAPI, engine: Engine
-) -> None:
-    make_user(engine)
-    # Plain HTTP is answered on loopback only (regdesk.transport). `client` ran the lifespan.
-    plain = TestClient(app, base_url="http://testserver", client=("127.0.0.1", 50000))
-    cookie = log_in(plain).headers["set-cookie"].lower()
-    assert "httponly" in cookie
-    assert "samesite=lax" in cookie
-    assert "secure" not in cookie
-
-
-def test_the_session_is_stored_only_as_a_hash(client: TestClient, engine: Engine) -> None:
-    make_user(engine)
-    log_in(client)
-    cookie = session_cookie(client)
-    assert cookie
-    assert cookie not in database_text(engine)
-    with engine.connect() as connection:
-        stored = connection.scalars(select(WebSession.session_hash)).all()
-    assert stored == [hashlib.sha256(cookie.encode()).hexdigest()]
-
-
-def test_logging_in_gives_a_new_session_id_and_kills_the_old_one(
-    client: TestClient, engine: Engine
-) -> None:
-    make_user(engine)
-    make_user(engine, "owl")
-    use_session_cookie(client, "planted-by-someone-else-0123456789abcdef")
-    log_in(client, "fox")
-    first = session_cookie(client)
-    assert first
-    assert first != "planted-by-someone-else-0123456789abcdef"
-    log_in(client, "owl")
-    second = session_cookie(client)
-    assert second
-    assert second != first
-    assert "owl@example.org" in client.get("/account").text
-    use_session_cookie(client, first)
-    assert client.get("/account", follow_redirects=False).headers["location"] == (
-        "/login?next=%2Faccount"
-    )
-    with engine.connect() as connection:
-        assert len(connection.scalars(select(WebSession.id)).all()) == 1
-
-
-def test_logging_out_ends_the_session_on_the_server(client: TestClient, engine: Engine) -> None:
-    user_id = make_user(engine)
-    log_in(client)
-    cookie = session_cookie(client)
-    assert cookie
-    page = client.get("/logout")
-    assert "You are logged in as" in page.text
-    response = client.post(
-        "/logout", data=form(page.text, "/logout").fields, follow_redirects=False
-    )
-    assert response.status_code == 303
-    assert session_cookie(client) is None
-    assert "You are signed out" in client.get(response.headers["location"]).text
-    use_session_cookie(client, cookie)  # a copy kept from before is worth nothing
-    assert client.get("/account", follow_redirects=False).status_code == 303
-    [event] = audit(engine, "user.logout")
-    assert event.actor_user_id == user_id
-    with engine.connect() as connection:
-        assert connection.scalars(select(WebSession.id)).all() == []
-
-
 def test_the_logout_page_of_a_visitor_not_signed_in_says_so(client: TestClient) -> None:
     page = client.get("/logout")
     assert page.status_code == 200
     assert "You are signed out" in page.text
     assert not [f for f in forms(page.text) if f.action == "/logout"]
     assert client.post("/logout", follow_redirects=False).headers["location"] == "/logout"
-
-
-@pytest.mark.parametrize(
-    ("column", "age"),
-    [
-        ("last_seen_at", dt.timedelta(hours=2, seconds=1)),  # idle too long
-        ("created_at", dt.timedelta(hours=12, seconds=1)),  # alive too long, however busy
-    ],
-    ids=["idle", "absolute"],
-)
-def test_a_session_dies_when_idle_or_old(
-    client: TestClient, engine: Engine, column: str, age: dt.timedelta
-) -> None:
-    make_user(engine)
-    log_in(client)
-    assert client.get("/account", follow_redirects=False).status_code == 200
-    now = dt.datetime.now(dt.UTC)
-    values = {"last_seen_at": now - age} if column == "last_seen_at" else {"expires_at": now}
-    with engine.begin() as connection:
-        connection.execute(update(WebSession).values(**values))
-    assert client.get("/account", follow_redirects=False).status_code == 303
-
-
-def test_a_visit_keeps_an_idle_session_alive(client: TestClient, engine: Engine) -> None:
-    make_user(engine)
-    log_in(client)
-    earlier = dt.datetime.now(dt.UTC) - dt.timedelta(minutes=90)
-    with engine.begin() as connection:
-        connection.execute(update(WebSession).values(last_seen_at=earlier))
-    assert client.get("/account", follow_redirects=False).status_code == 200
-    with engine.connect() as connection:
-        seen = connection.scalars(select(WebSession.last_seen_at)).one()
-    assert seen.replace(tzinfo=dt.UTC) > earlier + dt.timedelta(minutes=89)
 
 
 # --- where the visitor goes after logging in ----------------------------------------------
