@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: install run test fuzz lint format bench soak clean
+.PHONY: install run test coverage fuzz lint format bench soak clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -23,6 +23,11 @@ run: install
 ## Lint, types, then every test (PostgreSQL runs too when REGDESK_TEST_POSTGRES_URL is set)
 test: lint
 	$(BIN)/pytest -n 2 --dist loadfile
+
+## Every test, with line coverage of src/: a summary here, every line in build/coverage.json
+coverage: install
+	$(BIN)/pytest -n 2 --dist loadfile --cov=regdesk --cov-report=term \
+		--cov-report=json:build/coverage.json
 
 ## Fuzz the API from its own /openapi.json, longer than `make test` does (tests/fuzz): a new
 ## seed each run unless REGDESK_FUZZ_SEED is set; inputs tried go to build/fuzz.json. And every
