@@ -38,7 +38,7 @@ LAYERS: list[set[str]] = [
     {"audit", "oauth", "events", "roles"},  # tokens and scopes; the event; roles
     {"users"},
     {"departments"},
-    {"volunteers"},
+    {"volunteers", "registrations"},
     {"web"},  # pages: their infrastructure (render, CSRF, the visitor), consent, volunteering
     {"accounts", "bodies"},  # a person's own account; request bodies' limits (render pages)
     {"models", "migrations", "transfer", "demo"},  # every table at once; import and export

@@ -17,6 +17,13 @@ from regdesk.oauth.models import (
     RefreshToken,
     UserPermission,
 )
+from regdesk.registrations.models import (
+    Order,
+    Product,
+    Registration,
+    RegistrationFlag,
+    RegistrationFlagLink,
+)
 from regdesk.roles.models import Role, UserRole
 from regdesk.users import records as user_records
 from regdesk.users.models import User
@@ -46,7 +53,12 @@ __all__ = [
     "Grant",
     "InstanceSetting",
     "LoginFailure",
+    "Order",
+    "Product",
     "RefreshToken",
+    "Registration",
+    "RegistrationFlag",
+    "RegistrationFlagLink",
     "Role",
     "User",
     "UserPermission",
