@@ -89,6 +89,8 @@ rows AS (
     UNION ALL SELECT i.xmin FROM pg_index i JOIN relations r ON r.oid = i.indrelid
     UNION ALL SELECT xmin FROM pg_constraint WHERE connamespace = (SELECT oid FROM schema)
     UNION ALL SELECT xmin FROM pg_proc WHERE pronamespace = (SELECT oid FROM schema)
+    UNION ALL SELECT xmin FROM pg_type WHERE typnamespace = (SELECT oid FROM schema)
+    UNION ALL SELECT s.xmin FROM pg_sequence s JOIN relations r ON r.oid = s.seqrelid
 )
 SELECT count(*) || ':' || coalesce(sum(xmin::text::bigint), 0) FROM rows
 """

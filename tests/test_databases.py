@@ -1,0 +1,83 @@
+"""The tests' own PostgreSQL schemas (tests/databases.py): a schema is handed to the next test
+empty and as migrated, and never after a test changed what it is made of."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from sqlalchemy import text
+
+from regdesk.db import make_engine
+from tests.conftest import POSTGRES_ENV, postgres_base_url
+from tests.databases import PostgresSchemas, with_schema
+
+
+@pytest.fixture
+def pool() -> Iterator[tuple[PostgresSchemas, str]]:
+    base = postgres_base_url()
+    if base is None:
+        pytest.skip(f"{POSTGRES_ENV} is not set: the PostgreSQL schemas are not in use")
+    schemas = PostgresSchemas(base)
+    yield schemas, base
+    schemas.close()
+
+
+def run(base: str, schema: str, *statements: str) -> list[object]:
+    engine = make_engine(with_schema(base, schema))
+    try:
+        with engine.begin() as connection:
+            results = [connection.execute(text(s)) for s in statements]
+            return [r.scalar() if r.returns_rows else None for r in results]
+    finally:
+        engine.dispose()
+
+
+@pytest.mark.postgres
+def test_a_schema_is_handed_on_empty_and_migrated(pool: tuple[PostgresSchemas, str]) -> None:
+    schemas, base = pool
+    first = schemas.migrated()
+    run(
+        base,
+        first,
+        "INSERT INTO departments (name, email, publicly_visible, created_at, updated_at)"
+        " VALUES ('Hotel', 'hotel@example.org', true, now(), now()) RETURNING id",
+    )
+    schemas.done(first, migrated=True)
+
+    second = schemas.migrated()
+    assert second == first
+    left, version, next_id = run(
+        base,
+        second,
+        "SELECT count(*) FROM departments",
+        "SELECT version_num FROM alembic_version",
+        "INSERT INTO departments (name, email, publicly_visible, created_at, updated_at)"
+        " VALUES ('Hotel', 'hotel@example.org', true, now(), now()) RETURNING id",
+    )
+    assert (left, next_id) == (0, 1)  # no rows, and ids start again
+    assert version == run(base, schemas.migrated(), "SELECT version_num FROM alembic_version")[0]
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize(
+    "ddl",
+    [
+        "CREATE TABLE extra (id integer)",
+        "ALTER TABLE departments ADD COLUMN extra integer",
+        "DROP INDEX ix_orders_user_id",
+        "ALTER TABLE users DISABLE TRIGGER ALL",
+        "CREATE TYPE mood AS ENUM ('calm')",
+    ],
+)
+def test_a_schema_a_test_changed_is_dropped_not_handed_on(
+    pool: tuple[PostgresSchemas, str], ddl: str
+) -> None:
+    schemas, base = pool
+    changed = schemas.migrated()
+    run(base, changed, ddl)
+    schemas.done(changed, migrated=True)
+    assert schemas.migrated() != changed
+    assert run(
+        base, "public", f"SELECT count(*) FROM pg_namespace WHERE nspname = '{changed}'"
+    ) == [0]
