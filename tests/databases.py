@@ -29,8 +29,10 @@ from sqlalchemy import Engine, event, text
 from regdesk.db import make_engine
 from regdesk.migrations.runner import upgrade
 
-# The catalogs a schema's tables, columns, indexes, constraints, functions and triggers live in.
+# The catalogs a schema's tables, columns, indexes, constraints, functions and triggers live in,
+# and the planner's statistics (every import ANALYZEs what it loaded).
 CATALOGS = (
+    "pg_statistic",
     "pg_class",
     "pg_attribute",
     "pg_attrdef",

@@ -43,6 +43,15 @@ class Settings(BaseSettings):
         description="'off' leaves request logging to the proxy in front (a line per request "
         "costs the server about a tenth of its throughput).",
     )
+    keep_alive_seconds: int = Field(
+        default=5,
+        ge=1,
+        le=3600,
+        description="Seconds a connection may sit idle between requests before the server "
+        "closes it. Behind a proxy that keeps its connections to regdesk open, set it above "
+        "the proxy's idle timeout, or the proxy may send a request on a connection regdesk is "
+        "closing (and answer its client 502).",
+    )
     redis_url: str | None = Field(
         default=None,
         description="redis://host:6379/0: rate-limit counters shared by every process and "

@@ -151,6 +151,11 @@ def emit(as_json: bool, document: Any, text: str) -> None:
     "--access-log", type=click.Choice(["on", "off"]), help="A line per request [REGDESK_ACCESS_LOG]"
 )
 @click.option(
+    "--keep-alive-seconds",
+    type=int,
+    help="Idle seconds before a connection is closed, default 5 [REGDESK_KEEP_ALIVE_SECONDS]",
+)
+@click.option(
     "--default-phone-region",
     help="Region of phones without +country [REGDESK_DEFAULT_PHONE_REGION]",
 )

@@ -55,6 +55,7 @@ def serve(
         ssl_context_factory=tls_context if tls_cert else None,
         proxy_headers=False,
         server_header=False,
+        timeout_keep_alive=context.settings.keep_alive_seconds,
         log_level="info",
         access_log=context.settings.access_log == "on",
     )
