@@ -30,6 +30,7 @@ from regdesk.oauth.quick_grant import NEW_TOKEN, QuickTokens
 from regdesk.oauth.routes import router as oauth_router
 from regdesk.pagination import Cursors
 from regdesk.ratelimit import RateLimitHeaders, RateLimits
+from regdesk.registrations.routes import router as registrations_router
 from regdesk.roles.routes import router as roles_router
 from regdesk.schemas import add_request_models
 from regdesk.transport import TransportPolicy, proxy_list
@@ -83,6 +84,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         oauth_router,
         current_user_router,
         volunteers_router,
+        registrations_router,
         users_router,
         roles_router,
         departments_router,

@@ -17,6 +17,7 @@ from regdesk.oauth.models import (
     RefreshToken,
     UserPermission,
 )
+from regdesk.registrations import records as registration_records
 from regdesk.registrations.models import (
     Order,
     Product,
@@ -37,7 +38,11 @@ from regdesk.volunteers.models import (
 from regdesk.web.models import WebSession
 
 metadata = Base.metadata
-DOCUMENTS: tuple[Document, ...] = (user_records.DOCUMENT, volunteer_records.DOCUMENT)
+DOCUMENTS: tuple[Document, ...] = (
+    user_records.DOCUMENT,
+    volunteer_records.DOCUMENT,
+    registration_records.DOCUMENT,
+)
 
 __all__ = [
     "DOCUMENTS",

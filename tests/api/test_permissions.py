@@ -19,9 +19,12 @@ from sqlalchemy import Engine, delete, insert, update
 
 from regdesk.audit.service import Actor
 from regdesk.db import write_session
+from regdesk.events.service import current_event_for_writing
 from regdesk.oauth.applications import set_suspended
 from regdesk.oauth.models import AccessToken, UserPermission
 from regdesk.oauth.scopes import SCOPES, Holder
+from regdesk.registrations.models import Product
+from regdesk.registrations.ordering import place_order
 from tests.conftest import Apps, bearer
 from tests.transfer.support import import_
 
@@ -47,6 +50,8 @@ ROUTES = [
     Route("POST", "/api/v0/volunteers/search", "volunteer:read", 200, {}),
     Route("GET", "/api/v0/users/{user}/volunteer", "volunteer:read", 200),
     Route("GET", "/api/v0/volunteers/departments", "volunteer:read", 200),
+    Route("POST", "/api/v0/registration/search", "registration:read", 200, {}),
+    Route("GET", "/api/v0/users/{user}/registration", "registration:read", 200),
     Route("GET", "/api/v0/users/{user}", "user:read", 200),
     Route("POST", "/api/v0/users/search", "user:read", 200, {}),
     Route("GET", "/api/v0/roles", "user:read", 200),
@@ -61,6 +66,7 @@ ROUTES = [
 # Route templates as the app declares them, for the coverage check.
 DECLARED = {
     "/api/v0/users/{user}/volunteer": "/api/v0/users/{id}/volunteer",
+    "/api/v0/users/{user}/registration": "/api/v0/users/{id}/registration",
     "/api/v0/users/{user}": "/api/v0/users/{id}",
     "/api/v0/users/{user}/roles": "/api/v0/users/{id}/roles",
     "/api/v0/users/{user}/roles/{role}": "/api/v0/users/{id}/roles/{roleId}",
@@ -81,6 +87,19 @@ DOCUMENT = {
     "departments": [{"name": "Security", "email": "sec@example.org", "leads": ["fox"]}],
     "volunteers": [{"user": "fox", "departments": [{"name": "Security", "states": ["interest"]}]}],
 }
+
+
+def load(engine: Engine) -> dict[str, Any]:
+    """DOCUMENT imported, and fox registered (an unpaid order): the import's ids."""
+    ids: dict[str, Any] = import_(engine, DOCUMENT).as_json()
+    with write_session(engine) as session:
+        event = current_event_for_writing(session)
+        product = Product(event_id=event.id, name="attendee", price=6500)
+        session.add(product)
+        session.flush()
+        fox = int(ids["users"]["fox"])
+        place_order(session, Actor("test"), user_id=fox, product_id=product.id, currency="USD")
+    return ids
 
 
 def test_the_table_covers_every_route(app: FastAPI) -> None:
@@ -150,7 +169,7 @@ def expected(route: Route, kind: str) -> int:
 def test_route_answers_each_kind_of_token(
     route: Route, client: TestClient, apps: Apps, engine: Engine
 ) -> None:
-    ids = import_(engine, DOCUMENT).as_json()
+    ids = load(engine)
     boss = int(ids["users"]["boss"])
     path = route.path.format(user=ids["users"]["fox"], role=ids["roles"]["Staff"])
     seen = {}

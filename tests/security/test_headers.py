@@ -22,7 +22,12 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import Engine
 
+from regdesk.audit.service import Actor
+from regdesk.db import write_session
+from regdesk.events.service import current_event_for_writing
 from regdesk.oauth.scopes import SCOPES, Holder
+from regdesk.registrations.models import Product
+from regdesk.registrations.ordering import place_order
 from tests.api.support import import_rich
 from tests.conftest import Apps, bearer
 from tests.security.support import Route, assert_page_headers, new_user, page_routes, routes
@@ -35,6 +40,11 @@ STATIC_PUBLIC = {"/", "/docs", "/redoc", "/docs/oauth2-redirect"}
 def records(engine: Engine) -> str:
     """A record of every kind with id 1 (the pages' `{id}`), and an application's consent URL."""
     import_rich(engine)
+    with write_session(engine) as session:  # user 1's registration
+        attendee = Product(event_id=current_event_for_writing(session).id, name="a", price=0)
+        session.add(attendee)
+        session.flush()
+        place_order(session, Actor("test"), user_id=1, product_id=attendee.id, currency="USD")
     application = register_app(engine, "pii:basic user:read")
     return f"/oauth/authorize?{urlencode(authorize_params(application, 'pii:basic user:read'))}"
 

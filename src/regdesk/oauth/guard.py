@@ -90,4 +90,5 @@ def registered(scope: str) -> str:
 UserRead = Annotated[LiveToken, Security(bearer, scopes=[registered("user:read")])]
 UserRolesUpdate = Annotated[LiveToken, Security(bearer, scopes=[registered("user:roles:update")])]
 VolunteerRead = Annotated[LiveToken, Security(bearer, scopes=[registered("volunteer:read")])]
+RegistrationRead = Annotated[LiveToken, Security(bearer, scopes=[registered("registration:read")])]
 BasicProfile = Annotated[LiveToken, Security(bearer, scopes=[registered("pii:basic")])]

@@ -1,0 +1,194 @@
+"""Registration records of the API (registrations.md, API): the current event's live
+registrations, read a page at a time, kept rendered as documents (regdesk.documents).
+
+A page is one query whatever its depth: the ready documents of the next live registrations
+(keyset on ix_registrations_event_id_id). Rendering a record from its tables, for the documents
+and for any a reader finds missing, costs two queries for a whole batch: the registrations with
+their orders, products and users, then the flags of the batch.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import cache
+
+from sqlalchemy import Connection, select
+from sqlalchemy.orm import Session
+
+from regdesk.db import ID_MAX
+from regdesk.db.driver import LoopReads, Query
+from regdesk.documents import Document, Stale
+from regdesk.documents.reading import complete
+from regdesk.formats import as_json
+from regdesk.registrations.models import (
+    Order,
+    Product,
+    Registration,
+    RegistrationFlag,
+    RegistrationFlagLink,
+)
+from regdesk.registrations.schemas import render_registration
+from regdesk.users.models import User
+from regdesk.users.records import SHOWN_COLUMNS
+
+Bind = Session | Connection
+BATCH = 2000
+
+REGISTRATION_WITH_ORDER = (
+    select(
+        Registration.id.label("registration_id"),
+        Registration.created_at.label("registration_created_at"),
+        Registration.updated_at.label("registration_updated_at"),
+        Registration.badge_name,
+        Order.number.label("order_number"),
+        Order.status.label("order_status"),
+        Product.id.label("product_id"),
+        Product.name.label("product_name"),
+        Product.display_name.label("product_display_name"),
+        User.__table__,
+    )
+    .join(Order, Order.id == Registration.order_id)
+    .join(Product, Product.id == Order.product_id)
+    .join(User, User.id == Registration.user_id)
+)
+
+
+def registration_documents(bind: Bind, ids: Iterable[int]) -> dict[int, str]:
+    """The JSON records of the registrations with these ids (those that exist), from the
+    tables."""
+    wanted = sorted(ids)
+    rendered = {}
+    for start in range(0, len(wanted), BATCH):
+        chunk = wanted[start : start + BATCH]
+        rows = bind.execute(REGISTRATION_WITH_ORDER.where(Registration.id.in_(chunk))).all()
+        flags = defaultdict(list)
+        for flag in bind.execute(
+            select(
+                RegistrationFlagLink.registration_id,
+                RegistrationFlag.id.label("flag_id"),
+                RegistrationFlag.short_name,
+            )
+            .join(RegistrationFlag, RegistrationFlag.id == RegistrationFlagLink.flag_id)
+            .where(RegistrationFlagLink.registration_id.in_(chunk))
+            .order_by(RegistrationFlagLink.registration_id, RegistrationFlag.id)
+        ):
+            flags[flag.registration_id].append(flag)
+        for row in rows:
+            record = render_registration(row, flags[row.registration_id])
+            rendered[row.registration_id] = as_json(record)
+    return rendered
+
+
+DOCUMENT = Document(
+    kind="registration",
+    records="registrations",
+    render=registration_documents,
+    stale=(
+        Stale(
+            "users",
+            "SELECT id FROM registrations WHERE user_id = R.id",
+            ("UPDATE",),
+            SHOWN_COLUMNS,
+        ),
+        Stale(
+            "registrations",
+            "SELECT R.id",
+            ("INSERT", "UPDATE"),
+            ("id", "user_id", "order_id", "badge_name", "created_at", "updated_at"),
+        ),
+        Stale(
+            "orders",
+            "SELECT id FROM registrations WHERE order_id = R.id",
+            ("UPDATE",),
+            ("status", "number", "product_id"),  # the product changes while unpaid
+        ),
+        Stale(
+            "products",
+            "SELECT r.id FROM registrations r JOIN orders o ON o.id = r.order_id"
+            " WHERE o.product_id = R.id",
+            ("UPDATE",),
+            ("name", "display_name"),
+        ),
+        Stale("registration_flag_links", "SELECT R.registration_id"),
+        Stale(
+            "registration_flags",
+            "SELECT registration_id FROM registration_flag_links WHERE flag_id = R.id",
+            ("UPDATE",),
+            ("short_name",),
+        ),
+    ),
+)
+
+
+# A live registration: its order unpaid or paid (registrations.md: a cancelled or refunded
+# one is not shown). `= :current` lets SQLite answer the subquery from uq_events_current.
+CURRENT_EVENT = "(SELECT id FROM events WHERE is_current = :current)"
+
+OF_USER = Query(f"""
+    SELECT r.id, {DOCUMENT.body("r.id")}
+    FROM registrations r
+    WHERE r.event_id = {CURRENT_EVENT} AND r.user_id = :user_id AND r.ended_at IS NULL
+""")  # noqa: S608 (the document's own subquery)
+
+
+@dataclass(frozen=True)
+class RegistrationFilters:
+    user_ids: tuple[int, ...] | None = None
+    status: str | None = None
+    product_ids: tuple[int, ...] | None = None
+
+
+@cache
+def _search_query(users: int | None, status: bool, products: int | None) -> Query:
+    """The page query for one shape of filter (how many user and product ids, whether a
+    status), members combined with AND, seeking ix_registrations_event_id_id in id order."""
+    sql = f"SELECT r.id, {DOCUMENT.body('r.id')} FROM registrations r"  # noqa: S608 (ours)
+    if status or products is not None:
+        sql += " JOIN orders o ON o.id = r.order_id"
+    sql += f" WHERE r.event_id = {CURRENT_EVENT} AND r.ended_at IS NULL AND r.id > :after"
+    if users is not None:
+        sql += f" AND r.user_id IN ({', '.join(f':user{i}' for i in range(users))})"
+    if status:
+        sql += " AND o.status = :status"
+    if products is not None:
+        sql += f" AND o.product_id IN ({', '.join(f':product{i}' for i in range(products))})"
+    return Query(f"{sql} ORDER BY r.id LIMIT :limit")
+
+
+def _storable(ids: tuple[int, ...]) -> list[int]:
+    """The ids a record can have (PostgreSQL could not compare the others), each once."""
+    return sorted({id_ for id_ in ids if 0 < id_ <= ID_MAX})
+
+
+def registration_page(
+    reads: LoopReads, filters: RegistrationFilters, after_id: int, limit: int
+) -> tuple[list[str], int | None]:
+    """The JSON records of the current event's live registrations after `after_id` that match
+    every filter, in id order, and the id to continue after when more follow."""
+    parameters: dict[str, object] = {"current": True, "after": after_id, "limit": limit + 1}
+    users = products = None
+    if filters.user_ids is not None:
+        wanted = _storable(filters.user_ids)
+        parameters.update((f"user{i}", id_) for i, id_ in enumerate(wanted))
+        users = len(wanted)
+    if filters.product_ids is not None:
+        wanted = _storable(filters.product_ids)
+        parameters.update((f"product{i}", id_) for i, id_ in enumerate(wanted))
+        products = len(wanted)
+    if users == 0 or products == 0:
+        return [], None  # no such record: `IN ()` is no SQL
+    if filters.status is not None:
+        parameters["status"] = filters.status
+    rows = reads.all(_search_query(users, filters.status is not None, products), **parameters)
+    page = rows[:limit]
+    bodies = complete(reads, page, DOCUMENT)
+    return bodies, (page[-1][0] if len(rows) > limit else None)
+
+
+def registration_of_user(reads: LoopReads, user_id: int) -> str | None:
+    """The JSON record of the user's live registration for the current event, if any."""
+    row = reads.first(OF_USER, current=True, user_id=user_id)
+    found = complete(reads, [(row[0], row[1])], DOCUMENT) if row is not None else []
+    return found[0] if found else None
