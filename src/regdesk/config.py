@@ -6,9 +6,12 @@ overrides, so an option beats the environment, which beats the default.
 
 from __future__ import annotations
 
+import datetime as dt
+from functools import cache
 from typing import Literal
 from urllib.parse import urlsplit
 
+from babel.numbers import list_currencies
 from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
@@ -99,6 +102,39 @@ class Settings(BaseSettings):
         description="ISO 3166-1 region used to read phone numbers written without '+country'.",
     )
 
+    currency: str = Field(
+        default="USD",
+        description="ISO 4217 code of the one currency every price and order is in; amounts "
+        "are kept in its minor units (cents for USD, yen for JPY).",
+    )
+    payment_instructions: str = Field(
+        default="",
+        description="What an attendee with an unpaid order reads on /register: how to pay "
+        "(a bank transfer's details, 'pay at the desk'), as plain text.",
+    )
+    registration_edits_until: dt.datetime | None = Field(
+        default=None,
+        description="When attendees stop being able to change their badge name and options "
+        "on /register (ISO 8601, e.g. 2027-06-01T00:00:00Z); unset: until the event.",
+    )
+
+    @field_validator("currency")
+    @classmethod
+    def _currency_is_iso_4217(cls, value: str) -> str:
+        code = value.strip().upper()
+        if code not in _currencies():
+            raise ValueError(f"REGDESK_CURRENCY {value!r} is not an ISO 4217 currency code")
+        return code
+
+    @field_validator("registration_edits_until")
+    @classmethod
+    def _edits_until_has_a_zone(cls, value: dt.datetime | None) -> dt.datetime | None:
+        if value is not None and value.tzinfo is None:
+            raise ValueError(
+                "REGDESK_REGISTRATION_EDITS_UNTIL needs a time zone: 2027-06-01T00:00:00Z"
+            )
+        return value.astimezone(dt.UTC) if value is not None else None
+
     @field_validator("secret_key")
     @classmethod
     def _secret_key_is_strong(cls, value: str | None) -> str | None:
@@ -158,6 +194,11 @@ def public_origin(value: str) -> str:
     if parts.scheme == "http" and not is_loopback(parts.hostname):
         raise ValueError("REGDESK_PUBLIC_URL must use https unless its host is loopback")
     return f"{parts.scheme}://{parts.netloc.lower()}"
+
+
+@cache
+def _currencies() -> frozenset[str]:
+    return frozenset(list_currencies())
 
 
 def load_settings(**overrides: object) -> Settings:

@@ -24,6 +24,8 @@ from regdesk.registrations.models import (
     Registration,
     RegistrationFlag,
     RegistrationFlagLink,
+    RegistrationOption,
+    RegistrationOptionValue,
 )
 from regdesk.roles.models import Role, UserRole
 from regdesk.users import records as user_records
@@ -64,6 +66,8 @@ __all__ = [
     "Registration",
     "RegistrationFlag",
     "RegistrationFlagLink",
+    "RegistrationOption",
+    "RegistrationOptionValue",
     "Role",
     "User",
     "UserPermission",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
@@ -54,6 +55,15 @@ class Document:
             Column("body", Text, nullable=False),
         )
         object.__setattr__(self, "table", table)
+
+    def without(self, tables: Iterable[str]) -> Document:
+        """The declaration without its `Stale` of these tables (the same document table): what
+        an older revision installed, before those tables were watched or made."""
+        dropped = set(tables)
+        left = tuple(stale for stale in self.stale if stale.table not in dropped)
+        older = copy.copy(self)  # no __post_init__: the table is shared, not defined again
+        object.__setattr__(older, "stale", left)
+        return older
 
     @property
     def key(self) -> str:

@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import datetime as dt
 from enum import StrEnum
+from typing import Any
 
 from sqlalchemy import (
+    JSON,
     Boolean,
     CheckConstraint,
     ForeignKey,
@@ -153,3 +155,36 @@ class RegistrationFlagLink(Base):
     flag_id: Mapped[int] = mapped_column(
         ForeignKey("registration_flags.id", ondelete="CASCADE"), primary_key=True
     )
+
+
+class RegistrationOption(Base):
+    """A question the event asks on registration (registrations.md: select, multi, text,
+    number, like the volunteer options): a T-shirt size, a dietary need."""
+
+    __tablename__ = "registration_options"
+    __table_args__ = (
+        UniqueConstraint("event_id", "name"),
+        CheckConstraint("type IN ('select', 'multi', 'text', 'number')", name="type"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    event_id: Mapped[int] = mapped_column(ForeignKey("events.id", ondelete="CASCADE"))
+    name: Mapped[str] = mapped_column(String(200))
+    type: Mapped[str] = mapped_column(String(16))
+    # For select and multi: the allowed values (null: any value).
+    choices: Mapped[list[str] | None] = mapped_column(JSON)
+    position: Mapped[int] = mapped_column(Integer, default=0)
+
+
+class RegistrationOptionValue(Base):
+    """A registration's answer to one option: a number, a string or an array of strings."""
+
+    __tablename__ = "registration_option_values"
+
+    registration_id: Mapped[int] = mapped_column(
+        ForeignKey("registrations.id", ondelete="CASCADE"), primary_key=True
+    )
+    option_id: Mapped[int] = mapped_column(
+        ForeignKey("registration_options.id", ondelete="CASCADE"), primary_key=True
+    )
+    value: Mapped[Any] = mapped_column(JSON)

@@ -3,8 +3,8 @@ registrations, read a page at a time, kept rendered as documents (regdesk.docume
 
 A page is one query whatever its depth: the ready documents of the next live registrations
 (keyset on ix_registrations_event_id_id). Rendering a record from its tables, for the documents
-and for any a reader finds missing, costs two queries for a whole batch: the registrations with
-their orders, products and users, then the flags of the batch.
+and for any a reader finds missing, costs three queries for a whole batch: the registrations
+with their orders, products and users, then the flags, then the option answers of the batch.
 """
 
 from __future__ import annotations
@@ -28,6 +28,8 @@ from regdesk.registrations.models import (
     Registration,
     RegistrationFlag,
     RegistrationFlagLink,
+    RegistrationOption,
+    RegistrationOptionValue,
 )
 from regdesk.registrations.schemas import render_registration
 from regdesk.users.models import User
@@ -75,8 +77,27 @@ def registration_documents(bind: Bind, ids: Iterable[int]) -> dict[int, str]:
             .order_by(RegistrationFlagLink.registration_id, RegistrationFlag.id)
         ):
             flags[flag.registration_id].append(flag)
+        options = defaultdict(list)
+        for answer in bind.execute(
+            select(
+                RegistrationOptionValue.registration_id,
+                RegistrationOptionValue.value,
+                RegistrationOption.name,
+                RegistrationOption.type,
+            )
+            .join(RegistrationOption, RegistrationOption.id == RegistrationOptionValue.option_id)
+            .where(RegistrationOptionValue.registration_id.in_(chunk))
+            .order_by(
+                RegistrationOptionValue.registration_id,
+                RegistrationOption.position,
+                RegistrationOption.id,
+            )
+        ):
+            options[answer.registration_id].append(answer)
         for row in rows:
-            record = render_registration(row, flags[row.registration_id])
+            record = render_registration(
+                row, flags[row.registration_id], options[row.registration_id]
+            )
             rendered[row.registration_id] = as_json(record)
     return rendered
 
@@ -117,6 +138,13 @@ DOCUMENT = Document(
             "SELECT registration_id FROM registration_flag_links WHERE flag_id = R.id",
             ("UPDATE",),
             ("short_name",),
+        ),
+        Stale("registration_option_values", "SELECT R.registration_id"),
+        Stale(
+            "registration_options",
+            "SELECT registration_id FROM registration_option_values WHERE option_id = R.id",
+            ("UPDATE",),
+            ("name", "type", "position"),
         ),
     ),
 )

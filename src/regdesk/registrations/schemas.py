@@ -90,9 +90,11 @@ class RegistrationSearch(PageRequest):
     )
 
 
-def render_registration(row: Any, flags: Sequence[Any]) -> dict[str, Any]:
+def render_registration(
+    row: Any, flags: Sequence[Any], options: Sequence[Any] = ()
+) -> dict[str, Any]:
     """registrations.md's record from a registration row joined with its order, product and
-    user's columns, and its flags in id order."""
+    user's columns, its flags in id order and its option answers in the options' order."""
     return {
         "id": row.registration_id,
         "createdAt": format_timestamp(row.registration_created_at),
@@ -103,8 +105,9 @@ def render_registration(row: Any, flags: Sequence[Any]) -> dict[str, Any]:
         "productName": row.product_name,
         "productDisplayName": row.product_display_name,
         "order": {"orderId": row.order_number, "status": row.order_status},
-        # Registration options are not modeled yet (registrations.md: the event's options).
-        "options": [],
+        "options": [
+            {"name": option.name, "type": option.type, "value": option.value} for option in options
+        ],
         "flags": [{"id": str(flag.flag_id), "shortName": flag.short_name} for flag in flags],
         "user": render_nested_user(row),
     }
