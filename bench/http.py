@@ -28,6 +28,7 @@ from urllib.parse import parse_qs, quote, urlsplit
 import httpx
 from sqlalchemy import text
 
+from bench.ceiling import ceiling_key
 from regdesk.audit.service import Actor
 from regdesk.db import make_engine, write_session
 from regdesk.oauth.applications import create_application
@@ -187,7 +188,7 @@ def _credentials(database_url: str, base: str) -> dict[str, str]:
             session,
             Actor("bench"),
             name="Bench",
-            service_scopes="user:read volunteer:read",
+            service_scopes="user:read volunteer:read registration:read",
             obo_scopes="pii:basic pii:email",
             redirect_uris=[BENCH_REDIRECT],
         )
@@ -220,33 +221,57 @@ def _credentials(database_url: str, base: str) -> dict[str, str]:
     }
 
 
-def _deep_cursor(base: str, authorization: str, depth: int) -> str:
+VOLUNTEER_SEARCH = "/api/v0/volunteers/search"
+REGISTRATION_SEARCH = "/api/v0/registration/search"
+
+
+def _deep_cursor(base: str, authorization: str, path: str, depth: int) -> str:
     cursor: str | None = None
     for _ in range(depth):
         page = httpx.post(
-            f"{base}/api/v0/volunteers/search",
+            base + path,
             headers={"Authorization": authorization},
             json={"limit": 100, **({"nextPage": cursor} if cursor else {})},
         ).json()
         cursor = page["nextPage"]
-    assert cursor is not None, "not enough volunteers for that depth"
+    assert cursor is not None, f"not enough records for page {depth + 1} of {path}"
     return cursor
 
 
+def _registered_user(base: str, authorization: str) -> int:
+    """A user of the demo with a live registration (about 80% of them are)."""
+    page = httpx.post(
+        base + REGISTRATION_SEARCH, headers={"Authorization": authorization}, json={"limit": 100}
+    ).json()
+    return int(page["data"][-1]["user"]["id"])
+
+
 def _endpoints(base: str, credentials: dict[str, str]) -> list[Endpoint]:
-    deep = _deep_cursor(base, credentials["service"], 149)
+    service = credentials["service"]
+    deep = _deep_cursor(base, service, VOLUNTEER_SEARCH, 149)
+    deep_registrations = _deep_cursor(base, service, REGISTRATION_SEARCH, 149)
     return [
-        Endpoint(
-            "volunteer search, first page", "POST", "/api/v0/volunteers/search", '{"limit": 100}'
-        ),
+        Endpoint("volunteer search, first page", "POST", VOLUNTEER_SEARCH, '{"limit": 100}'),
         Endpoint(
             "volunteer search, page 150",
             "POST",
-            "/api/v0/volunteers/search",
+            VOLUNTEER_SEARCH,
             json.dumps({"limit": 100, "nextPage": deep}),
+        ),
+        Endpoint("registration search, first page", "POST", REGISTRATION_SEARCH, '{"limit": 100}'),
+        Endpoint(
+            "registration search, page 150",
+            "POST",
+            REGISTRATION_SEARCH,
+            json.dumps({"limit": 100, "nextPage": deep_registrations}),
         ),
         Endpoint("user search", "POST", "/api/v0/users/search", '{"limit": 100}'),
         Endpoint("get user", "GET", "/api/v0/users/4242"),
+        Endpoint(
+            "get registration",
+            "GET",
+            f"/api/v0/users/{_registered_user(base, service)}/registration",
+        ),
         Endpoint("departments", "GET", "/api/v0/volunteers/departments"),
         Endpoint("current user", "GET", "/api/users/current", auth="user"),
         Endpoint(
@@ -301,7 +326,7 @@ def bench_database(database_url: str, label: str) -> dict[str, object]:
                 content=endpoint.body,
             )
             answer.raise_for_status()
-            recorded[f"{endpoint.method} {endpoint.path}"] = [
+            recorded[ceiling_key(endpoint.method, endpoint.path, endpoint.body)] = [
                 answer.status_code,
                 answer.headers["content-type"],
                 answer.text,

@@ -7,8 +7,11 @@ from typing import Any
 ENDPOINTS = (
     "volunteer search, first page",
     "volunteer search, page 150",
+    "registration search, first page",
+    "registration search, page 150",
     "user search",
     "get user",
+    "get registration",
     "departments",
     "current user",
     "token (client_credentials)",

@@ -36,7 +36,7 @@ from regdesk.schemas import add_request_models
 from regdesk.transport import TransportPolicy, proxy_list
 from regdesk.users.routes import router as users_router
 from regdesk.volunteers.routes import router as volunteers_router
-from regdesk.web import consent, volunteering
+from regdesk.web import consent, registering, volunteering
 from regdesk.web.headers import SecurityHeaders
 from regdesk.web.pages import STATIC_PATH, static_files
 from regdesk.web.visitor import PageRefused, refused_page
@@ -91,6 +91,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         account_pages.router,
         consent.router,
         volunteering.router,
+        registering.router,
         admin_router,
     ):
         app.include_router(router)

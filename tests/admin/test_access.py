@@ -13,7 +13,9 @@ declared rule below; `test_every_route_has_a_declared_rule` fails as soon as a r
 
 A POST carries a valid CSRF token of the person's own session, so that what refuses it is the
 permission rule, not the CSRF check. Path parameters are filled by their name: {user_id},
-{department_id}, {role_id}, {client_id}, {volunteer_id} and {option_id} name seeded records.
+{department_id}, {role_id}, {client_id}, {volunteer_id}, {option_id} (under
+/admin/registration-options, the registration option), {product_id}, {number} (an order's),
+{registration_id} and {flag_id} name seeded records.
 """
 
 from __future__ import annotations
@@ -33,10 +35,14 @@ from sqlalchemy import Engine, MetaData, select
 from regdesk.audit.service import Actor
 from regdesk.db import write_session
 from regdesk.events.models import EventOption
+from regdesk.events.options import OptionSpec
 from regdesk.oauth.applications import create_application
+from regdesk.registrations.flags import create_flag
+from regdesk.registrations.options import REGISTRATION_OPTIONS
 from regdesk.roles.models import Role
 from regdesk.transfer.importer import import_document
 from regdesk.volunteers.models import Volunteer
+from tests.admin.registering import make_product, registered
 from tests.admin.support import People, Person
 
 
@@ -89,6 +95,35 @@ ADMIN_AREA: dict[tuple[str, str], Rule] = {
     ("POST", "/admin/options/{option_id}"): A,
     ("GET", "/admin/options/{option_id}/delete"): A,
     ("POST", "/admin/options/{option_id}/delete"): A,
+    # products, orders and registrations (registrations.md, Pages)
+    ("GET", "/admin/products"): A,
+    ("GET", "/admin/products/new"): A,
+    ("POST", "/admin/products/new"): A,
+    ("GET", "/admin/products/{product_id}"): A,
+    ("POST", "/admin/products/{product_id}"): A,
+    ("GET", "/admin/orders"): A,
+    ("GET", "/admin/orders/{number}"): A,
+    ("POST", "/admin/orders/{number}/pay"): A,
+    ("POST", "/admin/orders/{number}/cancel"): A,
+    ("POST", "/admin/orders/{number}/refund"): A,
+    ("POST", "/admin/orders/{number}/product"): A,
+    ("GET", "/admin/registrations"): A,
+    ("GET", "/admin/registrations.csv"): A,
+    ("GET", "/admin/registrations/{registration_id}"): A,
+    ("POST", "/admin/registrations/{registration_id}"): A,
+    ("POST", "/admin/registrations/{registration_id}/flags"): A,
+    # the event's options on the registration form, and the flags on registrations
+    ("GET", "/admin/registration-options"): A,
+    ("GET", "/admin/registration-options/new"): A,
+    ("POST", "/admin/registration-options/new"): A,
+    ("GET", "/admin/registration-options/{option_id}"): A,
+    ("POST", "/admin/registration-options/{option_id}"): A,
+    ("GET", "/admin/registration-options/{option_id}/delete"): A,
+    ("POST", "/admin/registration-options/{option_id}/delete"): A,
+    ("GET", "/admin/flags"): A,
+    ("POST", "/admin/flags"): A,
+    ("POST", "/admin/flags/{flag_id}"): A,
+    ("POST", "/admin/flags/{flag_id}/delete"): A,
     # OAuth applications
     ("GET", "/admin/applications"): A,
     ("GET", "/admin/applications/new"): A,
@@ -148,9 +183,17 @@ class Records:
     client_id: int
     volunteer_id: int  # the attendee's application, to "Security" only
     option_id: int
+    registration_option_id: int
+    product_id: int
+    number: str  # the attendee's order
+    registration_id: int  # the attendee's
+    flag_id: int
 
     def path(self, template: str) -> str:
-        filled = template.format(**{name: str(value) for name, value in vars(self).items()})
+        values = {name: str(value) for name, value in vars(self).items()}
+        if template.startswith("/admin/registration-options/"):
+            values["option_id"] = values["registration_option_id"]
+        filled = template.format(**values)
         assert "{" not in filled, f"{template}: a parameter the table cannot fill"
         return filled
 
@@ -173,9 +216,14 @@ def records(engine: Engine, people: People) -> Records:
         ],
     }
     import_document(engine, document, actor=Actor("test"), phone_region="US")
+    product_id = make_product(engine, "attendee")
+    held = registered(engine, people.attendee.user_id, product_id, badge="Ann")
     with write_session(engine) as session:
         application, _ = create_application(
             session, Actor("test"), name="Time clock", service_scopes="user:read"
+        )
+        registration_option = REGISTRATION_OPTIONS.create(
+            session, Actor("test"), OptionSpec("T-shirt size", "select", "S\nM")
         )
         return Records(
             user_id=people.attendee.user_id,
@@ -184,6 +232,11 @@ def records(engine: Engine, people: People) -> Records:
             client_id=application.id,
             volunteer_id=session.scalars(select(Volunteer.id)).one(),
             option_id=session.scalars(select(EventOption.id)).one(),
+            registration_option_id=registration_option.id,
+            product_id=product_id,
+            number=held.number,
+            registration_id=held.registration_id,
+            flag_id=create_flag(session, Actor("test"), "fursuits").id,
         )
 
 

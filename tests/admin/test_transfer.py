@@ -9,10 +9,13 @@ from html import unescape
 from typing import Any
 
 import httpx
+from fastapi import FastAPI
 from fastapi.testclient import TestClient
-from sqlalchemy import Engine
+from sqlalchemy import Engine, select
 
 from regdesk.admin.transfer import MAX_UPLOAD
+from regdesk.db import read_session
+from regdesk.registrations.models import Order
 from regdesk.transfer.exporter import export_document
 from tests.admin.support import People, Person
 from tests.conftest import Apps, bearer
@@ -213,3 +216,24 @@ def test_only_administrators_may_import_or_export(people: People, engine: Engine
         assert upload(person, as_bytes(DOCUMENT)).status_code == 403
         assert person.post("/admin/transfer/export").status_code == 403
     assert table_rows(engine) == before
+
+
+def test_an_imported_sale_is_in_the_instances_currency_and_counted_on_the_page(
+    people: People, engine: Engine, app: FastAPI
+) -> None:
+    """The page imports as `regdesk import` does: new orders in REGDESK_CURRENCY's currency,
+    and the registrations' lists among the counts it shows."""
+    app.state.settings = app.state.settings.model_copy(update={"currency": "JPY"})
+    document = {
+        **DOCUMENT,
+        "products": [{"name": "attendee", "price": 6500, "capacity": 10}],
+        "registrationFlags": [{"shortName": "fursuits"}],
+        "registrations": [{"user": "fox", "product": "attendee", "flags": ["fursuits"]}],
+    }
+    answer = upload(people.admin, as_bytes(document))
+    assert answer.status_code == 303, answer.text
+    page = people.admin.get(answer.headers["location"]).text
+    for name in ("Products", "Registration flags", "Registrations"):
+        assert re.search(rf'<th scope="row">{name}</th>\s*<td class="numeric">1</td>', page), name
+    with read_session(engine) as session:
+        assert session.scalars(select(Order.currency)).all() == ["JPY"]

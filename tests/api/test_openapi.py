@@ -11,7 +11,7 @@ from jsonschema import Draft202012Validator
 from openapi_spec_validator import validate
 from sqlalchemy import Engine
 
-from tests.api.test_permissions import ROUTES, Route, load
+from tests.api.test_permissions import ROUTES, Route, load, path_of
 from tests.conftest import Apps, bearer
 
 
@@ -24,7 +24,8 @@ def document(client: TestClient) -> dict[str, Any]:
 
 
 def operation(document: dict[str, Any], route: Route) -> dict[str, Any]:
-    path = route.path.replace("{user}", "{id}").replace("{role}", "{roleId}")
+    path = route.path.replace("{user}", "{id}").replace("{me}", "{id}")
+    path = path.replace("{role}", "{roleId}")
     found: dict[str, Any] = document["paths"][path][route.method.lower()]
     return found
 
@@ -45,7 +46,8 @@ def test_document_is_valid_openapi(document: dict[str, Any]) -> None:
 @pytest.mark.parametrize("route", ROUTES, ids=lambda r: f"{r.method} {r.path}")
 def test_each_route_declares_its_scope_and_errors(document: dict[str, Any], route: Route) -> None:
     described = operation(document, route)
-    assert described["security"] == [{"regdesk": [route.scope]}]
+    either = [{"regdesk": [route.own]}] if route.own is not None else []  # OR, in OpenAPI
+    assert described["security"] == [{"regdesk": [route.scope]}, *either]
     assert {"401", "403", "500"} <= set(described["responses"])
     if route.body is not None:
         assert "400" in described["responses"]
@@ -87,11 +89,11 @@ def test_real_answers_fit_the_documented_schemas(
     service = apps.service_token(every)
     narrow = apps.service_token("registration:read")
     narrower = apps.service_token("user:read")  # for the routes registration:read opens
-    profile = "pii:basic pii:email pii:phone pii:address"
-    users = apps.mint(apps.register(obo_scopes=profile), profile, user_id=int(ids["users"]["fox"]))
+    own = "pii:basic pii:email pii:phone pii:address con:read pii:finance:read"
+    users = apps.mint(apps.register(obo_scopes=own), own, user_id=int(ids["users"]["boss"]))
     for route in ROUTES:
-        token = users if route.users_only else service
-        path = route.path.format(user=ids["users"]["fox"], role=ids["roles"]["Staff"])
+        token = users if route.users_only or "{me}" in route.path else service
+        path = path_of(route, ids)
         answered = client.request(route.method, path, headers=bearer(token), json=route.body)
         assert answered.status_code == route.success, answered.text
         if route.success != 204:

@@ -44,6 +44,7 @@ class Route:
     success: int
     body: dict[str, Any] | None = None
     users_only: bool = False  # on behalf of a user only (api.md 4.8)
+    own: str | None = None  # also a user's token with this scope, about its own user only
 
 
 ROUTES = [
@@ -51,7 +52,11 @@ ROUTES = [
     Route("GET", "/api/v0/users/{user}/volunteer", "volunteer:read", 200),
     Route("GET", "/api/v0/volunteers/departments", "volunteer:read", 200),
     Route("POST", "/api/v0/registration/search", "registration:read", 200, {}),
-    Route("GET", "/api/v0/users/{user}/registration", "registration:read", 200),
+    # registrations.md, API: a user's con:read token, for its own user ({me}) only.
+    Route("GET", "/api/v0/users/{user}/registration", "registration:read", 200, own="con:read"),
+    Route("GET", "/api/v0/users/{me}/registration", "registration:read", 200, own="con:read"),
+    Route("GET", "/api/users/current/registration", "con:read", 200, users_only=True),
+    Route("GET", "/api/users/current/orders", "pii:finance:read", 200, users_only=True),
     Route("GET", "/api/v0/users/{user}", "user:read", 200),
     Route("POST", "/api/v0/users/search", "user:read", 200, {}),
     Route("GET", "/api/v0/roles", "user:read", 200),
@@ -67,6 +72,7 @@ ROUTES = [
 DECLARED = {
     "/api/v0/users/{user}/volunteer": "/api/v0/users/{id}/volunteer",
     "/api/v0/users/{user}/registration": "/api/v0/users/{id}/registration",
+    "/api/v0/users/{me}/registration": "/api/v0/users/{id}/registration",
     "/api/v0/users/{user}": "/api/v0/users/{id}",
     "/api/v0/users/{user}/roles": "/api/v0/users/{id}/roles",
     "/api/v0/users/{user}/roles/{role}": "/api/v0/users/{id}/roles/{roleId}",
@@ -90,16 +96,23 @@ DOCUMENT = {
 
 
 def load(engine: Engine) -> dict[str, Any]:
-    """DOCUMENT imported, and fox registered (an unpaid order): the import's ids."""
+    """DOCUMENT imported, and fox and boss registered (unpaid orders): the import's ids."""
     ids: dict[str, Any] = import_(engine, DOCUMENT).as_json()
     with write_session(engine) as session:
         event = current_event_for_writing(session)
         product = Product(event_id=event.id, name="attendee", price=6500)
         session.add(product)
         session.flush()
-        fox = int(ids["users"]["fox"])
-        place_order(session, Actor("test"), user_id=fox, product_id=product.id, currency="USD")
+        for name in ("fox", "boss"):
+            user = int(ids["users"][name])
+            place_order(session, Actor("test"), user_id=user, product_id=product.id, currency="USD")
     return ids
+
+
+def path_of(route: Route, ids: dict[str, Any]) -> str:
+    """The route's path about fox ({user}), or about boss ({me}), who grants the users' tokens."""
+    users = ids["users"]
+    return route.path.format(user=users["fox"], me=users["boss"], role=ids["roles"]["Staff"])
 
 
 def test_the_table_covers_every_route(app: FastAPI) -> None:
@@ -162,6 +175,8 @@ def expected(route: Route, kind: str) -> int:
         return 401
     if route.users_only:
         return route.success if kind == f"user's {route.scope}" else 403
+    if route.own is not None and kind == f"user's {route.own}":
+        return route.success if "{me}" in route.path else 403
     return route.success if kind.endswith(f" {route.scope}") else 403
 
 
@@ -171,7 +186,7 @@ def test_route_answers_each_kind_of_token(
 ) -> None:
     ids = load(engine)
     boss = int(ids["users"]["boss"])
-    path = route.path.format(user=ids["users"]["fox"], role=ids["roles"]["Staff"])
+    path = path_of(route, ids)
     seen = {}
     for kind, make in KINDS.items():
         token = make(apps, engine, boss)

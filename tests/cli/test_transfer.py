@@ -23,7 +23,14 @@ def test_import_prints_ids_as_operator_md_shows(cli: Cli, tmp_path: Path) -> Non
     document = rich_document()
     result = cli.ok("import", write_json(tmp_path / "doc.json", document), "--json")
     printed = json.loads(result.stdout)
-    assert set(printed) == {"roles", "users", "departments", "volunteers"}
+    assert set(printed) == {
+        "roles",
+        "users",
+        "departments",
+        "volunteers",
+        "products",
+        "registrations",
+    }
     assert set(printed["users"]) == {u["username"] for u in document["users"]}
     assert all(isinstance(i, str) and i.isdigit() for i in printed["users"].values())
     assert all(isinstance(i, str) and i.isdigit() for i in printed["departments"].values())

@@ -9,9 +9,13 @@ from collections.abc import Iterator
 import pytest
 from playwright.sync_api import Page
 
+from regdesk.db import write_session
+from regdesk.events.service import current_event_for_writing
+from regdesk.registrations.models import Product, RegistrationOption
 from tests.e2e.admin_site import AdminSite, admin_site
 
-# Every admin page without a record in its path, the volunteer form and the account page.
+# Every admin page without a record in its path, the volunteer and registration forms and the
+# account page.
 PAGES = [
     "/admin",
     "/admin/users",
@@ -25,6 +29,7 @@ PAGES = [
     "/admin/transfer",
     "/admin/audit",
     "/volunteer",
+    "/register",
     "/account",
 ]
 
@@ -75,6 +80,13 @@ def contrast(fore: list[float], back: list[float]) -> float:
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AdminSite]:
     with admin_site(tmp_path_factory.mktemp("e2e-contrast")) as running:
+        with write_session(running.engine) as session:  # /register: a product sold out too
+            event = current_event_for_writing(session)
+            for name, capacity in (("attendee", 300), ("sponsor", 0)):
+                session.add(Product(event_id=event.id, name=name, price=6500, capacity=capacity))
+            session.add(
+                RegistrationOption(event_id=event.id, name="Size", type="select", choices=["S"])
+            )
         yield running
 
 

@@ -22,7 +22,13 @@ from schemathesis import Case, CheckContext, Response
 from schemathesis.schemas import BaseSchema
 from sqlalchemy import Engine, select
 
+from regdesk.audit.service import Actor
+from regdesk.db import write_session
+from regdesk.events.service import current_event_for_writing
 from regdesk.oauth.scopes import SCOPES, Holder
+from regdesk.registrations.models import Order, Product, Registration
+from regdesk.registrations.ordering import place_order
+from regdesk.registrations.service import live_registration
 from regdesk.roles.models import Role
 from regdesk.users.models import User
 from tests.api.support import import_rich, load_small_demo
@@ -39,7 +45,10 @@ BASE_URL = "https://testserver"  # plain HTTP from a non-loopback client is refu
 
 SERVICE_SCOPES = " ".join(n for n, s in SCOPES.items() if s.holder & Holder.SERVICE)
 EVERY_SCOPE = " ".join(SCOPES)
-USERS_ONLY = "/api/users/current"  # api.md 4.8: a user's token only
+USERS_ONLY = "/api/users/current"  # api.md 4.8: a user's token only (and what lies under it)
+# registrations.md, API: a user's con:read token reads its own user's registration here.
+OWN_OR_SERVICE = "/api/v0/users/{id}/registration"
+OWN_SCOPES = "pii:basic con:read pii:finance:read"
 OAUTH_PATHS = ("/api/oauth/token", "/api/oauth/revoke", "/api/oauth/introspect")
 # Path ids that name no record, beside the real ones (decisions.md: 404).
 MISSING_IDS = ("0", "999999", "01", "-1", "9" * 30)
@@ -81,11 +90,15 @@ def config() -> schemathesis.Config:
 class World:
     users: list[str]
     volunteers: list[str]  # users with an application for the current event
+    registered: list[str]  # users with a live registration for the current event
+    products: list[str]  # the current event's products with a live registration
     roles: list[str]
     emails: list[str]
     usernames: list[str]
     service_token: str  # every service scope
     user_token: str  # an administrator's grant of every scope
+    own_token: str  # the same administrator's grant of OWN_SCOPES: their own records only
+    own_user: str  # that administrator's id
     client: Registered  # authenticates itself at the OAuth endpoints
     codes: list[str]  # unspent authorization codes of `client`
     refresh_tokens: list[str]
@@ -98,15 +111,25 @@ def build_world(engine: Engine, client: TestClient, apps: Apps) -> World:
     load_small_demo(engine, users=40, volunteers=15)
     ids = import_rich(engine).as_json()
     admin = int(ids["users"]["fox"])  # holds the admin permission: may grant every scope
+    register_some(engine, [admin, *(int(u) for u in ids["users"].values())])
     with engine.connect() as connection:
         users = connection.execute(select(User.id, User.email, User.username)).all()
         roles = connection.scalars(select(Role.id)).all()
+        live = connection.execute(
+            select(Registration.user_id, Order.product_id)
+            .join(Order, Order.id == Registration.order_id)
+            .where(Registration.ended_at.is_(None))
+        ).all()
     service_token = apps.service_token(SERVICE_SCOPES)
     service = bearer(service_token)
     applications = client.post("/api/v0/volunteers/search", json={}, headers=service).json()
     cursors = {
         path: [client.post(path, json={"limit": 2}, headers=service).json()["nextPage"]]
-        for path in ("/api/v0/volunteers/search", "/api/v0/users/search")
+        for path in (
+            "/api/v0/volunteers/search",
+            "/api/v0/users/search",
+            "/api/v0/registration/search",
+        )
     }
     roles_page = client.get("/api/v0/roles", params={"limit": 1}, headers=service).json()
     cursors["/api/v0/roles"] = [roles_page["nextPage"]]
@@ -117,17 +140,37 @@ def build_world(engine: Engine, client: TestClient, apps: Apps) -> World:
     return World(
         users=[str(u.id) for u in users],
         volunteers=[volunteer["user"]["id"] for volunteer in applications["data"]],
+        registered=sorted({str(row.user_id) for row in live}),
+        products=sorted({str(row.product_id) for row in live}),
         roles=[str(r) for r in roles],
         emails=[u.email for u in users],
         usernames=[u.username for u in users],
         service_token=service_token,
         user_token=apps.mint(apps.register(obo_scopes=EVERY_SCOPE), EVERY_SCOPE, user_id=admin),
+        own_token=apps.mint(apps.register(obo_scopes=OWN_SCOPES), OWN_SCOPES, user_id=admin),
+        own_user=str(admin),
         client=oauth,
         codes=[flow.code("pii:basic pii:email") for _ in range(8)],
         refresh_tokens=[flow.tokens("pii:basic user:read")["refresh_token"] for _ in range(4)],
         spare_tokens=[apps.mint(oauth, SERVICE_SCOPES) for _ in range(8)],
         cursors=cursors,
     )
+
+
+def register_some(engine: Engine, user_ids: list[int]) -> None:
+    """These users registered for the current event (those who are not yet, whatever the demo
+    made), so that registration routes find records and a user's token its own."""
+    with write_session(engine) as session:
+        event = current_event_for_writing(session)
+        product = Product(event_id=event.id, name="fuzz", price=4200)
+        session.add(product)
+        session.flush()
+        for user_id in dict.fromkeys(user_ids):
+            if live_registration(session, user_id) is None:
+                place_order(
+                    session, Actor("test:fuzz"), user_id=user_id, product_id=product.id,
+                    currency="USD",
+                )  # fmt: skip
 
 
 def install(schema: BaseSchema, world: World) -> None:
@@ -141,8 +184,13 @@ def install(schema: BaseSchema, world: World) -> None:
             path = context.operation.path
             if path in OAUTH_PATHS:  # the real client in HTTP Basic, or whatever the form says
                 return basic(world.client.client_id, world.client.client_secret) if either else {}
-            if path == USERS_ONLY:
-                return bearer(world.user_token)
+            if path.startswith(USERS_ONLY):
+                return bearer(world.own_token if either else world.user_token)
+            if path == OWN_OR_SERVICE:  # the own token about its user, and about others
+                if str((case.path_parameters or {}).get("id")) == world.own_user:
+                    return bearer(world.own_token)
+                mine = zlib.crc32(repr(case.path_parameters).encode()) % 3
+                return bearer([world.service_token, world.user_token, world.own_token][mine])
             return bearer(world.user_token if either else world.service_token)
 
         def set(
@@ -157,6 +205,11 @@ def install(schema: BaseSchema, world: World) -> None:
     }
     # Most users have no application: ask for those who have one as often as for anyone.
     volunteers = {**real_ids, "id": st.one_of(st.sampled_from(world.volunteers), users)}
+    # A user's own registration (the own token's) as often as another's, or anyone's.
+    registered = {
+        **real_ids,
+        "id": st.one_of(st.just(world.own_user), st.sampled_from(world.registered), users),
+    }
 
     @schema.hook
     def flatmap_path_parameters(
@@ -164,7 +217,14 @@ def install(schema: BaseSchema, world: World) -> None:
     ) -> st.SearchStrategy[dict[str, Any]]:
         if not isinstance(path_parameters, dict) or context.operation is None:
             return st.just(path_parameters)
-        ids = volunteers if context.operation.path.endswith("/volunteer") else real_ids
+        path = context.operation.path
+        ids = (
+            volunteers
+            if path.endswith("/volunteer")
+            else registered
+            if path == OWN_OR_SERVICE
+            else real_ids
+        )
         real = {name: ids[name] for name in path_parameters if name in ids}
         return st.one_of(
             st.just(path_parameters),
@@ -209,6 +269,19 @@ def _real_members(world: World, path: str) -> st.SearchStrategy[dict[str, Any]] 
         return st.fixed_dictionaries({}, optional={"filter": filters, "nextPage": _one(cursors)})
     if path == "/api/v0/volunteers/search":
         return st.fixed_dictionaries({"nextPage": _one(cursors)})
+    if path == "/api/v0/registration/search":
+        # Ids as strings of digits or integers, as real clients send them.
+        ids = st.sampled_from(world.registered).flatmap(lambda i: st.sampled_from([i, int(i)]))
+        products = st.sampled_from(world.products).flatmap(lambda i: st.sampled_from([i, int(i)]))
+        filters = st.fixed_dictionaries(
+            {},
+            optional={
+                "userIds": st.lists(ids, max_size=5),
+                "status": st.sampled_from(["paid", "unpaid"]),
+                "productIds": st.lists(products, max_size=3),
+            },
+        )
+        return st.fixed_dictionaries({}, optional={"filter": filters, "nextPage": _one(cursors)})
     if path == "/api/oauth/token":
         return st.one_of(
             st.just({"grant_type": "client_credentials"}),

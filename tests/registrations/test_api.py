@@ -98,7 +98,7 @@ def test_a_users_registration_is_the_record_of_registrations_md(
         "productName": "sponsor",
         "productDisplayName": "Sponsor",
         "order": {"orderId": placed.order.number, "status": "paid"},
-        "options": [],  # registration options are not modeled yet
+        "options": [],  # the event asks no registration options here
         "flags": [  # in flag id order
             {"id": str(second), "shortName": "staff"},
             {"id": str(first), "shortName": "fursuits"},

@@ -67,6 +67,12 @@ def test_every_html_page_carries_the_security_headers(
     assert status < 500, status
     if headers.get("content-type", "").startswith("text/html"):
         assert_page_headers(response, no_store=route.path not in STATIC_PUBLIC)  # type: ignore[arg-type]
+    elif headers.get("content-disposition", "").startswith("attachment"):
+        # A download (the badge printer's CSV): saved, never shown or kept by a cache.
+        assert signed_in, (status, headers)
+        assert status == 200, (status, headers)
+        assert headers["cache-control"] == "no-store"
+        assert headers["x-content-type-options"] == "nosniff"
     else:
         # Not a page: a redirect (to log in first) or a refusal, never content to frame.
         assert status in (301, 302, 303, 307, 308, 401, 403, 404), (status, headers)

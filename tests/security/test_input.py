@@ -32,7 +32,8 @@ from fastapi.testclient import TestClient
 from markupsafe import escape
 from sqlalchemy import Engine
 
-from tests.api.support import EVERY_SCOPE, app_engine, import_rich, statements
+from regdesk.oauth.scopes import SCOPES, Holder
+from tests.api.support import app_engine, import_rich, statements
 from tests.conftest import Apps, Registered, bearer
 from tests.security.support import REDIRECT, changed_tables, new_user, snapshot
 from tests.web.support import CALLBACK, PASSWORD, authorize_params, form, log_in, register_app
@@ -123,15 +124,19 @@ INTERNALS = re.compile(
 @dataclass(frozen=True)
 class Field:
     """A place a value goes: `where` is path, query, json or form; `name` is dotted for a
-    member of a member (`filter.email`)."""
+    member of a member (`filter.email`). `as_user` names the scopes of a user's token to send
+    it with, for a route that also opens to one (registrations.md: con:read, about oneself);
+    else the service token holding every scope a service may hold is sent."""
 
     method: str
     path: str
     where: str
     name: str
+    as_user: str | None = None
 
     def __str__(self) -> str:
-        return f"{self.method} {self.path} {self.where}:{self.name}"
+        token = f" as user's {self.as_user}" if self.as_user else ""
+        return f"{self.method} {self.path} {self.where}:{self.name}{token}"
 
 
 def _api_document() -> dict[str, Any]:
@@ -159,8 +164,15 @@ def api_fields() -> list[Field]:
     found: list[Field] = []
     for path, operations in document["paths"].items():
         for method, operation in operations.items():
+            # The first security requirement is a service's; each other one a user's token.
+            tokens = [None] + [
+                " ".join(s) for r in operation.get("security", [])[1:] for s in r.values()
+            ]
             for parameter in operation.get("parameters", []):
-                found.append(Field(method.upper(), path, parameter["in"], parameter["name"]))
+                found += [
+                    Field(method.upper(), path, parameter["in"], parameter["name"], token)
+                    for token in tokens
+                ]
             for media, content in operation.get("requestBody", {}).get("content", {}).items():
                 schema = content["schema"]
                 if "$ref" in schema:
@@ -267,6 +279,12 @@ def test_the_api_fields_were_found() -> None:
         "POST /api/v0/users/search json:filter.roleId",
         "POST /api/v0/volunteers/search json:nextPage",
         "GET /api/v0/users/{id} path:id",
+        "POST /api/v0/registration/search json:filter.userIds",
+        "POST /api/v0/registration/search json:filter.status",
+        "POST /api/v0/registration/search json:filter.productIds",
+        "POST /api/v0/registration/search json:nextPage",
+        "GET /api/v0/users/{id}/registration path:id",
+        "GET /api/v0/users/{id}/registration path:id as user's con:read",
         "PUT /api/v0/users/{id}/roles/{roleId} path:roleId",
         "PUT /api/v0/users/{id}/roles/{roleId} json:scope",
         "GET /api/v0/roles query:nextPage",
@@ -279,9 +297,14 @@ def test_the_api_fields_were_found() -> None:
 # --- the world the attacks happen in --------------------------------------------------------
 
 
+# Every scope a service may hold (the scope registry's): every service route is reached.
+SERVICE_SCOPES = " ".join(n for n, s in SCOPES.items() if s.holder & Holder.SERVICE)
+
+
 @dataclass
 class World:
     token: str
+    users_tokens: dict[str, str]  # a user's token by its scopes (Field.as_user)
     application: Registered  # a client that may use every grant
     session_cookie: str
     before: dict[str, list[str]] = field(default_factory=dict)  # the database before any attack
@@ -291,6 +314,10 @@ class World:
 def world(client: TestClient, engine: Engine) -> World:
     import_rich(engine)  # users, roles, departments and volunteers with id 1, 2...
     apps = Apps(engine, client)
+    users_tokens = {  # of user 1, the id every other path parameter gets
+        scopes: apps.mint(apps.register(obo_scopes=scopes), scopes, user_id=1)
+        for scopes in {f.as_user for f in API_FIELDS if f.as_user}
+    }
     application = apps.register(
         service_scopes="user:read", obo_scopes="pii:basic", redirect_uris=[REDIRECT]
     )
@@ -299,7 +326,8 @@ def world(client: TestClient, engine: Engine) -> World:
     log_in(client, username)
     cookie = client.cookies.get("regdesk_session")
     assert cookie
-    return World(apps.service_token(EVERY_SCOPE), application, cookie, snapshot(engine))
+    token = apps.service_token(SERVICE_SCOPES)
+    return World(token, users_tokens, application, cookie, snapshot(engine))
 
 
 # The grant each token-endpoint field belongs to, so that the value reaches the code that
@@ -349,7 +377,8 @@ def send(client: TestClient, target: Field, payload: Payload, world: World) -> h
     if target.where == "path":
         path = target.path.replace("{" + target.name + "}", payload.text)
         path = re.sub(r"\{[^}]+\}", "1", path)
-    headers = bearer(world.token) if not target.path.startswith("/api/oauth/") else {}
+    token = world.users_tokens[target.as_user] if target.as_user else world.token
+    headers = bearer(token) if not target.path.startswith("/api/oauth/") else {}
     content = b""
     if target.where == "query":
         path = f"{path}?{target.name}={payload.text}"
@@ -400,6 +429,12 @@ def test_the_api_refuses_hostile_input_cleanly(
         response = send(client, target, payload, world)
     assert_clean_api_answer(response, target, payload)
     assert written == []
+    if target.as_user is not None:  # no payload names the token's own user: refused
+        unrouted = {"errors": {"resource": {"message": "Not found."}}}  # a payload holding "/"
+        assert response.status_code == 403 or response.json() == unrouted, response.text[:500]
+    elif not target.path.startswith("/api/oauth/"):
+        # The payload reached the code that reads the field, not the guard's refusal.
+        assert response.status_code not in (401, 403), response.text[:500]
 
 
 # --- the pages ---------------------------------------------------------------------------

@@ -56,7 +56,16 @@ def test_export_then_import_into_an_empty_database_gives_the_same_export(
 
 def test_an_empty_database_exports_empty_sections(engine: Engine) -> None:
     exported = export_document(engine)
-    assert exported == {"roles": [], "users": [], "departments": [], "volunteers": []}
+    assert exported == {
+        "roles": [],
+        "users": [],
+        "departments": [],
+        "volunteers": [],
+        "products": [],
+        "registrationFlags": [],
+        "registrationOptions": [],
+        "registrations": [],
+    }
     import_(engine, exported)
     assert export_document(engine) == exported
 

@@ -43,6 +43,8 @@ def test_rich_document_comes_back_canonical(engine: Engine) -> None:
         "users": {"fox": "1", "Zoë": "2", "miyazaki": "3", "otter": "4"},
         "departments": {"Security": "1", "Registration": "2", "Art Show": "3"},
         "volunteers": 3,
+        "products": {},
+        "registrations": {},
     }
     assert exported["event"] == {
         "name": "Fur Con 2026",

@@ -17,7 +17,9 @@ from regdesk.accounts.devices import remember as remember_device
 from regdesk.accounts.devices import trusted_device
 from regdesk.audit.service import Actor, record_event
 from regdesk.db import read_session
+from regdesk.events.service import current_event
 from regdesk.oauth.grants import connected_applications, revoke_application
+from regdesk.registrations.service import live_registration
 from regdesk.security import hash_password, verify_password
 from regdesk.users.models import User
 from regdesk.users.service import find_by_login
@@ -25,6 +27,7 @@ from regdesk.web import csrf
 from regdesk.web.pages import render, scopes_in_words
 from regdesk.web.redirects import local_path
 from regdesk.web.sessions import COOKIE_NAME, end_session, start_session
+from regdesk.web.tickets import ticket_of, ticket_qr_svg
 from regdesk.web.visitor import (
     PageDb,
     Visitor,
@@ -257,6 +260,7 @@ def account_page(
         (application, scopes_in_words(application.scopes))
         for application in connected_applications(db, visitor.user.id)
     ]
+    held = live_registration(db, visitor.user.id)  # the visitor's own, and only theirs
     return render(
         request,
         "account.html",
@@ -266,6 +270,9 @@ def account_page(
             "address": address_lines(visitor.user),
             "applications": applications,
             "revoked": revoked is not None,
+            "event": current_event(db),
+            "ticket": ticket_of(held) if held else None,
+            "ticket_qr": ticket_qr_svg(held.registration.ticket_code) if held else None,
         },
     )
 

@@ -9,7 +9,11 @@ from regdesk.admin import (
     applications,
     audit,
     departments,
+    flags,
     options,
+    orders,
+    products,
+    registrations,
     roles,
     transfer,
     users,
@@ -31,6 +35,11 @@ router.include_router(applications.router)
 router.include_router(transfer.router)
 router.include_router(audit.router)
 router.include_router(options.router)
+router.include_router(options.registration_router)
+router.include_router(flags.router)
+router.include_router(products.router)
+router.include_router(orders.router)
+router.include_router(registrations.router)
 router.include_router(volunteers.router)
 router.include_router(users.router)
 router.include_router(roles.router)

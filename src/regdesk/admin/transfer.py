@@ -33,7 +33,17 @@ MAX_UPLOAD = 10 * 1024 * 1024  # about 20,000 users
 MAX_UPLOAD_TEXT = "10 MB"
 FORM_OVERHEAD = 64 * 1024  # the multipart framing and the form's other fields
 PAGE = "/admin/transfer"
-SECTIONS = ("roles", "users", "departments", "events", "volunteers")
+SECTIONS = {  # the document's lists, as the page names them
+    "roles": "Roles",
+    "users": "Users",
+    "departments": "Departments",
+    "events": "Events",
+    "volunteers": "Volunteers",
+    "products": "Products",
+    "registrationFlags": "Registration flags",
+    "registrationOptions": "Registration options",
+    "registrations": "Registrations",
+}
 
 
 router = APIRouter(prefix="/transfer")
@@ -101,7 +111,7 @@ def _counts_of(db: PageDb, event_id: str | None) -> list[tuple[str, dict[str, in
     event = db.get(AuditEvent, int(event_id))
     if event is None or event.action != "data.imported":
         return None
-    return [(kind, event.details[kind]) for kind in SECTIONS if kind in event.details]
+    return [(name, event.details[kind]) for kind, name in SECTIONS.items() if kind in event.details]
 
 
 @router.post("/import")
@@ -122,7 +132,13 @@ def import_upload(
     settings: Settings = request.app.state.settings
     try:
         parsed = read_uploaded_document(data, document.filename)
-        import_into(db, parsed, actor=staffer.actor, phone_region=settings.default_phone_region)
+        import_into(
+            db,
+            parsed,
+            actor=staffer.actor,
+            phone_region=settings.default_phone_region,
+            currency=settings.currency,
+        )
     except ImportRejected as refusal:
         return _page(request, staffer, rejected=refusal.errors, status_code=400)
     # Its audit event holds the counts the page shows after the redirect.

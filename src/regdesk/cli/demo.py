@@ -11,12 +11,23 @@ from regdesk.cli import Context, emit, json_option, main, pass_context
 @main.command()
 @click.option("--users", default=1000, show_default=True, type=click.IntRange(0))
 @click.option("--volunteers", default=200, show_default=True, type=click.IntRange(0))
+@click.option(
+    "--registrations",
+    type=click.IntRange(0),
+    help="Users registered for the current event  [default: 80% of the users]",
+)
 @click.option("--seed", default=1, show_default=True, type=int)
 @click.option("--if-empty", is_flag=True, help="Do nothing (and succeed) if there is data.")
 @json_option
 @pass_context
 def demo(
-    context: Context, users: int, volunteers: int, seed: int, if_empty: bool, as_json: bool
+    context: Context,
+    users: int,
+    volunteers: int,
+    registrations: int | None,
+    seed: int,
+    if_empty: bool,
+    as_json: bool,
 ) -> None:
     """Fill an empty database with realistic synthetic data."""
     from regdesk.demo import DemoNotEmpty, load_demo
@@ -26,7 +37,9 @@ def demo(
             context.migrated_engine,
             users=users,
             volunteers=volunteers,
+            registrations=registrations,
             seed=seed,
+            currency=context.settings.currency,
             actor=Actor.command_line(),
         )
     except DemoNotEmpty as exc:

@@ -28,6 +28,7 @@ def import_(context: Context, file: Path, as_json: bool) -> None:
             document,
             actor=Actor.command_line(),
             phone_region=context.settings.default_phone_region,
+            currency=context.settings.currency,
         )
     except ImportRejected as exc:
         raise click.ClickException(f"{file}: nothing was imported.\n{exc}") from None

@@ -1,5 +1,5 @@
-"""The demo convention: its events and roles, then its people and their volunteering, every
-row from one seeded random generator."""
+"""The demo convention: its events and roles, then its people, their volunteering and their
+registrations, every row from one seeded random generator."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from regdesk.demo.places import (
     timestamp_of,
 )
 from regdesk.demo.questions import CURRENT_OPTIONS, PAST_OPTIONS
+from regdesk.demo.registering import Registering
 from regdesk.demo.volunteering import DEPARTMENT_IDS, Volunteering
 
 CONVENTION = "RegCon"
@@ -27,7 +28,7 @@ BOARD_SIZE = 5
 GUESTS_OF_HONOR = 4
 
 
-class Convention(People, Volunteering):
+class Convention(People, Volunteering, Registering):
     """Every row of the demo, in the order parents come before their children."""
 
     def build(self) -> None:
@@ -38,6 +39,7 @@ class Convention(People, Volunteering):
         self._volunteers()
         self._user_roles()
         self._permissions()
+        self._registrations()  # last: the rows before it are as they were without it
 
     def _events(self) -> None:
         starts = self.today + dt.timedelta(days=self._between(100, 240))

@@ -64,10 +64,14 @@ class Generator:
         volunteer_count: int,
         out: Writer,
         password_hashes: dict[int, str],  # user id -> hash, for the demo logins
+        *,
+        registration_count: int = 0,
+        currency: str = "USD",  # the orders' (settings.currency)
     ) -> None:
         self.rng, self.today = rng, today
         self.random = rng.random
         self.user_count, self.volunteer_count = user_count, volunteer_count
+        self.registration_count, self.currency = registration_count, currency
         self.tables = place_tables()
         self.out, self.add = out, out.add
         self.password_hashes = password_hashes
@@ -92,6 +96,7 @@ class Generator:
         self.taken_emails = {login_email(login) for login in LOGINS.values()}
         self.leads: dict[int, list[int]] = {}  # department id -> user ids
         self.past_volunteer_count = 0
+        self.paid_count = 0  # registrations whose order is paid
         self.contact_method_id = 0
         self.assigned: list[int] = []  # volunteers with an assignment, for the Staff role
         self.role_pairs: set[tuple[int, int]] = set()  # (user id, role id) already given

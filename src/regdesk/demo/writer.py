@@ -25,6 +25,13 @@ TABLES = (
     "volunteer_contact_methods",
     "volunteer_department_states",
     "volunteer_option_values",
+    "products",
+    "registration_flags",
+    "registration_options",
+    "orders",
+    "registrations",
+    "registration_flag_links",
+    "registration_option_values",
 )
 # Tables whose ids are given here: PostgreSQL's sequences must be moved past them.
 TABLES_WITH_IDS = (
@@ -35,6 +42,11 @@ TABLES_WITH_IDS = (
     "event_options",
     "volunteers",
     "volunteer_contact_methods",
+    "products",
+    "registration_flags",
+    "registration_options",
+    "orders",
+    "registrations",
 )
 # Rows held in memory before they are written (all tables together).
 CHUNK_ROWS = 10_000

@@ -6,12 +6,13 @@ registry when the module is imported: a misspelt scope stops the service from st
 No live token: 401 with `Invalid token.` or `Token expired.` (the messages real clients look
 for). A live token without the scope: 403 naming it. Cookies play no part (decisions.md).
 Each request with a live token counts against its application's rate limit (ratelimit.py):
-over it, 429, whatever the scope.
+over it, 429, whatever the scope. A route about one user may also open to that user's own
+token with a narrower scope (`OwnOr`: registrations.md, API, con:read).
 """
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import Depends, Request, Security
 from fastapi.openapi.models import (
@@ -26,6 +27,7 @@ from regdesk.deps import Reads
 from regdesk.errors import InsufficientScope, InvalidToken, RateLimited, TokenExpired
 from regdesk.oauth.scopes import SCOPES, Holder
 from regdesk.oauth.tokens import LiveToken, TokenRefused, find_live_token
+from regdesk.schemas import record_id
 
 # Described in the OpenAPI document; the header itself is read by `bearer` below.
 oauth2_scheme = OAuth2(
@@ -55,12 +57,9 @@ def bearer_credential(request: Request) -> str | None:
     return credential
 
 
-async def bearer(
-    security_scopes: SecurityScopes,
-    request: Request,
-    reads: Reads,
-    _: Annotated[str | None, Depends(oauth2_scheme)],  # declares the scheme in OpenAPI
-) -> LiveToken:
+def live_token(request: Request, reads: Reads) -> LiveToken:
+    """The live token of the request, counted against its application's rate limit: 401 when
+    there is none, 429 over the limit. Scopes are the caller's to check."""
     credential = bearer_credential(request)
     if credential is None:
         raise InvalidToken()
@@ -71,10 +70,53 @@ async def bearer(
     limited = ratelimit.count(request, "api", str(token.application_id))
     if limited is not None and not limited.allowed:
         raise RateLimited(limited.retry_after)
+    return token
+
+
+async def bearer(
+    security_scopes: SecurityScopes,
+    request: Request,
+    reads: Reads,
+    _: Annotated[str | None, Depends(oauth2_scheme)],  # declares the scheme in OpenAPI
+) -> LiveToken:
+    token = live_token(request, reads)
     missing = [scope for scope in security_scopes.scopes if scope not in token.scopes]
     if missing:
         raise InsufficientScope(missing)
     return token
+
+
+class OwnOr:
+    """The guard of a route about one user, the path's `id`: a token with the route's scopes
+    may ask about any user; a user's token with `own` only about its own user. Anyone else
+    gets the 403 naming the scope that would do: `own` for a user's token asking about its
+    own user, the route's scopes otherwise."""
+
+    def __init__(self, own: str, path_parameter: str = "id") -> None:
+        self.own = registered(own)
+        self.path_parameter = path_parameter
+
+    async def __call__(
+        self,
+        security_scopes: SecurityScopes,
+        request: Request,
+        reads: Reads,
+        _: Annotated[str | None, Depends(oauth2_scheme)],
+    ) -> LiveToken:
+        token = live_token(request, reads)
+        if all(scope in token.scopes for scope in security_scopes.scopes):
+            return token
+        asked = record_id(str(request.path_params.get(self.path_parameter, "")))
+        if token.user_id is not None and asked == token.user_id:
+            if self.own in token.scopes:
+                return token
+            raise InsufficientScope([self.own])
+        raise InsufficientScope(security_scopes.scopes)
+
+    def openapi_extra(self) -> dict[str, Any]:
+        """The route's `openapi_extra`: `own` as a second security requirement (either one
+        does), after the one FastAPI writes for the route's scopes."""
+        return {"security": [{oauth2_scheme.scheme_name: [self.own]}]}
 
 
 # --- what routes need ------------------------------------------------------------------------
@@ -91,4 +133,11 @@ UserRead = Annotated[LiveToken, Security(bearer, scopes=[registered("user:read")
 UserRolesUpdate = Annotated[LiveToken, Security(bearer, scopes=[registered("user:roles:update")])]
 VolunteerRead = Annotated[LiveToken, Security(bearer, scopes=[registered("volunteer:read")])]
 RegistrationRead = Annotated[LiveToken, Security(bearer, scopes=[registered("registration:read")])]
+# registrations.md, API: a user's con:read token reads that user's own registration.
+own_registration = OwnOr("con:read")
+RegistrationReadOrOwn = Annotated[
+    LiveToken, Security(own_registration, scopes=[registered("registration:read")])
+]
+OwnRegistration = Annotated[LiveToken, Security(bearer, scopes=[registered("con:read")])]
+OwnOrders = Annotated[LiveToken, Security(bearer, scopes=[registered("pii:finance:read")])]
 BasicProfile = Annotated[LiveToken, Security(bearer, scopes=[registered("pii:basic")])]

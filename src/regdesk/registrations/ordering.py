@@ -30,11 +30,12 @@ from regdesk.registrations.models import (
     Product,
     Registration,
 )
+from regdesk.registrations.numbers import new_ticket_codes, order_number_digits
 
-# Order numbers: five digits while they are plenty, more as orders grow (registrations.md: a
-# number a person reads out, compared by clients as int(orderId), so never a leading zero).
-_FIRST_DIGITS = 5
 _TRIES = 20
+
+
+_AN = {OrderStatus.CANCELLED: "an unpaid", OrderStatus.REFUNDED: "a paid"}
 
 
 @dataclass(frozen=True)
@@ -96,19 +97,21 @@ def place_order(
         amount=product.price,
         currency=currency,
     )
-    db.add(order)
-    db.flush()
-    registration = Registration(
-        event_id=event.id,
-        user_id=user_id,
-        order_id=order.id,
-        badge_name=badge_name,
-        ticket_code=new_ticket_code(),
-    )
     try:
         # A racing order for the same user (another product, so not held by this lock) is
-        # stopped by the database's one-live-registration index: said as such, not as a 500.
+        # stopped by the database's one-live-registration index: said as such, not as a 500,
+        # and the order goes with the refused registration (one savepoint), so a caller that
+        # goes on and commits keeps no order holding a place for nobody.
         with db.begin_nested():
+            db.add(order)
+            db.flush()
+            registration = Registration(
+                event_id=event.id,
+                user_id=user_id,
+                order_id=order.id,
+                badge_name=badge_name,
+                ticket_code=new_ticket_code(),
+            )
             db.add(registration)
             db.flush()
     except IntegrityError as error:
@@ -151,7 +154,7 @@ def end_order(db: Session, actor: Actor, order: Order, status: OrderStatus) -> N
         raise ValueError(status)
     if order.status != allowed[status]:
         raise Invalid(
-            {"status": f"A {allowed[status]} order can be {status}; this one is {order.status}."}
+            {"status": f"Only {_AN[status]} order can be {status}; this one is {order.status}."}
         )
     before = order.status
     now = utcnow()
@@ -170,10 +173,8 @@ def end_order(db: Session, actor: Actor, order: Order, status: OrderStatus) -> N
 
 
 def new_ticket_code() -> str:
-    """What the ticket's QR code holds and a scanner types: 20 characters of letters and
-    digits a scanner's keyboard layout cannot garble (no symbols), 100 bits of chance."""
-    alphabet = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
-    return "".join(secrets.choice(alphabet) for _ in range(20))
+    """What the ticket's QR code holds and a scanner types (numbers.py: the rules)."""
+    return new_ticket_codes(1)[0]
 
 
 def _live_orders(db: Session, product_id: int) -> int:
@@ -202,12 +203,11 @@ def _has_live_registration(db: Session, event_id: int, user_id: int) -> bool:
 
 
 def _new_number(db: Session) -> str:
-    """A random order number not taken yet; one digit longer whenever the shorter ones are a
-    tenth used, so a guess rarely finds a real order and tries stay few."""
-    taken = int(db.scalar(select(func.count()).select_from(Order)) or 0)
-    digits = _FIRST_DIGITS
-    while taken * 10 >= 9 * 10 ** (digits - 1):
-        digits += 1
+    """A random order number not taken yet (numbers.py: the rules)."""
+    # The highest id: never fewer than the orders there are, read from the key's index (a
+    # count would read every order).
+    taken = int(db.scalar(select(func.max(Order.id))) or 0)
+    digits = order_number_digits(taken)
     for _ in range(_TRIES):
         number = str(secrets.randbelow(9 * 10 ** (digits - 1)) + 10 ** (digits - 1))
         if not db.scalar(select(exists().where(Order.number == number))):

@@ -1,4 +1,5 @@
-"""The registration record of registrations.md (API), and the registration search request."""
+"""The registration record of registrations.md (API), the registration search request, and a
+user's own orders (`GET /api/users/current/orders`)."""
 
 from __future__ import annotations
 
@@ -52,6 +53,24 @@ class RegistrationPage(Record):
     data: list[Registration]
     nextPage: str | None
     hasMore: bool
+
+
+class UserOrder(Record):
+    orderId: str = Field(examples=["10482"], description="Decimal digits.")
+    status: Literal["unpaid", "paid", "cancelled", "refunded"]
+    productId: str = Field(examples=["3"])
+    productName: str = Field(examples=["sponsor"])
+    amount: int = Field(examples=[12000], description="In the currency's minor units (cents).")
+    currency: str = Field(examples=["USD"], description="ISO 4217.")
+    paymentMethod: Literal["desk", "transfer", "external", "comp"] | None = Field(
+        description="How it was paid; null while unpaid."
+    )
+    createdAt: str = Field(examples=["2026-07-04T18:30:00.000Z"])
+    paidAt: str | None = Field(description="When it was paid; null when it was not.")
+
+
+class UserOrderList(Record):
+    data: list[UserOrder] = Field(description="Newest first.")
 
 
 # An array of ids, each an integer or a string of digits (real clients send both).
@@ -110,4 +129,20 @@ def render_registration(
         ],
         "flags": [{"id": str(flag.flag_id), "shortName": flag.short_name} for flag in flags],
         "user": render_nested_user(row),
+    }
+
+
+def render_order(order: Any) -> dict[str, Any]:
+    """registrations.md's order of `GET /api/users/current/orders`, from an order row joined
+    with its product's name."""
+    return {
+        "orderId": order.number,
+        "status": order.status,
+        "productId": str(order.product_id),
+        "productName": order.product_name,
+        "amount": order.amount,
+        "currency": order.currency,
+        "paymentMethod": order.payment_method,
+        "createdAt": format_timestamp(order.created_at),
+        "paidAt": None if order.paid_at is None else format_timestamp(order.paid_at),
     }

@@ -6,6 +6,8 @@ product, setting flags. Orders and places are `ordering`'s; every change is an a
 from __future__ import annotations
 
 import datetime as dt
+import math
+import unicodedata
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -16,7 +18,13 @@ from sqlalchemy.orm import Session
 from regdesk.audit.service import Actor, record_event
 from regdesk.db import table_of, utcnow
 from regdesk.errors import Invalid
-from regdesk.events.models import option_value_error
+from regdesk.events.models import OptionType, option_value_error
+from regdesk.events.options import (
+    CHOICE_MAX_LENGTH,
+    MULTI_ANSWER_MAX,
+    NUMBER_MAX,
+    TEXT_ANSWER_MAX,
+)
 from regdesk.events.service import current_event, current_event_for_writing
 from regdesk.fields import text
 from regdesk.registrations.models import (
@@ -34,6 +42,11 @@ from regdesk.registrations.ordering import Placed, place_order, places_left
 
 _REGISTRATIONS = table_of(Registration)
 _badge_name = text(_REGISTRATIONS.c.badge_name)
+# Unicode's Bidi_Control characters: they reorder the text around them, so that a badge prints
+# other than it reads.
+_BIDI_CONTROLS = frozenset(
+    "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
+)
 
 
 @dataclass(frozen=True)
@@ -46,12 +59,16 @@ class Held:
 
 
 def badge_name(value: Any) -> str | None:
-    """A badge name as stored: trimmed, at most 100 characters, no control characters; empty
-    is none (the badge shows the person's name)."""
+    """A badge name as stored: trimmed, each run of whitespace (tabs, line breaks) one space,
+    then at most 100 characters; no control characters, bidi controls included; empty is none
+    (the badge shows the person's name). Joiners stay: emoji sequences (🏳️‍🌈) and the scripts
+    that write with them (Persian's ZWNJ) need them."""
     if value is None:
         return None
-    name = " ".join(_badge_name(value).split())  # tabs, line breaks, runs of spaces: one space
-    if any(not character.isprintable() for character in name):
+    if isinstance(value, str):
+        value = " ".join(value.split())
+    name = _badge_name(value)
+    if any(unicodedata.category(c) in ("Cc", "Cs") or c in _BIDI_CONTROLS for c in name):
         raise ValueError("may not hold control characters")
     return name or None
 
@@ -110,7 +127,9 @@ def check_answers(
             continue
         if value is None or value == "" or value == []:
             continue
-        problem = option_value_error(option.type, option.choices, value)
+        problem = option_value_error(option.type, option.choices, value) or _beyond_bounds(
+            option.type, value
+        )
         if problem:
             errors[f"options.{name}"] = f"The answer {problem}."
         else:
@@ -118,6 +137,23 @@ def check_answers(
     if errors:
         raise Invalid(errors)
     return answers
+
+
+def _beyond_bounds(option_type: str, value: Any) -> str | None:
+    """Why an answer of the right type is still refused: the bounds the form's own reading of
+    an answer keeps (events/options.py), for every other writer too. A NaN or an infinity is
+    no number JSON can hold."""
+    if option_type == OptionType.NUMBER:
+        if (isinstance(value, float) and not math.isfinite(value)) or abs(value) > NUMBER_MAX:
+            return f"must be a number between -{NUMBER_MAX:,} and {NUMBER_MAX:,}"
+    elif option_type == OptionType.MULTI:
+        if len(value) > MULTI_ANSWER_MAX:
+            return f"may hold at most {MULTI_ANSWER_MAX} values"
+        if any(len(item) > CHOICE_MAX_LENGTH for item in value):
+            return f"may hold values of at most {CHOICE_MAX_LENGTH} characters"
+    elif len(value) > TEXT_ANSWER_MAX:
+        return f"may be at most {TEXT_ANSWER_MAX} characters long"
+    return None
 
 
 def register(
@@ -287,13 +323,14 @@ def set_flags(
     for flag_id in sorted(wanted - held):
         db.add(RegistrationFlagLink(registration_id=registration.id, flag_id=flag_id))
     registration.updated_at = utcnow()
-    names = dict(
-        db.execute(
+    names = {
+        flag.id: flag.short_name
+        for flag in db.execute(
             select(RegistrationFlag.id, RegistrationFlag.short_name).where(
                 RegistrationFlag.id.in_(held | wanted or {0})
             )
-        ).tuples()
-    )
+        )
+    }
     record_event(
         db,
         actor,

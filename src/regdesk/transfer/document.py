@@ -45,7 +45,47 @@ VOLUNTEER_KEYS = frozenset(
 CONTACT_METHOD_KEYS = frozenset({"name", "isPrimary", "value"})
 ASSIGNMENT_KEYS = frozenset({"name", "states"})
 VOLUNTEER_OPTION_KEYS = frozenset({"name", "type", "value"})
-SECTIONS = ("event", "roles", "users", "departments", "volunteers")
+PRODUCT_KEYS = frozenset(
+    {
+        "id",
+        "name",
+        "displayName",
+        "description",
+        "price",
+        "capacity",
+        "opensAt",
+        "closesAt",
+        "public",
+        "position",
+    }
+)
+REGISTRATION_FLAG_KEYS = frozenset({"id", "shortName"})
+REGISTRATION_OPTION_KEYS = EVENT_OPTION_KEYS
+REGISTRATION_KEYS = frozenset(
+    {
+        "id",
+        "user",
+        "product",
+        "orderId",
+        "status",
+        "amount",
+        "paymentMethod",
+        "paymentReference",
+        "paidAt",
+        "badgeName",
+        "ticketCode",
+        "checkedInAt",
+        "checkedInBy",
+        "options",
+        "flags",
+        "createdAt",
+        "updatedAt",
+    }
+)
+# registrations.md, Operator interface: the current event's products, flags, registration
+# options and registrations.
+SALES_SECTIONS = ("products", "registrationFlags", "registrationOptions", "registrations")
+SECTIONS = ("event", "roles", "users", "departments", "volunteers", *SALES_SECTIONS)
 
 MAX_ERRORS = 100
 

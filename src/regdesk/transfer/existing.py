@@ -16,6 +16,16 @@ from regdesk.db import table_of
 from regdesk.departments.models import Department, DepartmentLead
 from regdesk.events.models import Event, EventOption
 from regdesk.oauth.models import UserPermission
+from regdesk.registrations.models import (
+    LIVE_STATUSES,
+    Order,
+    Product,
+    Registration,
+    RegistrationFlag,
+    RegistrationFlagLink,
+    RegistrationOption,
+    RegistrationOptionValue,
+)
 from regdesk.roles.models import Role, UserRole
 from regdesk.users.models import User
 from regdesk.volunteers.models import (
@@ -40,6 +50,53 @@ volunteers = table_of(Volunteer)
 contact_methods = table_of(VolunteerContactMethod)
 department_states = table_of(VolunteerDepartmentState)
 option_values = table_of(VolunteerOptionValue)
+products = table_of(Product)
+orders = table_of(Order)
+registrations = table_of(Registration)
+registration_flags = table_of(RegistrationFlag)
+flag_links = table_of(RegistrationFlagLink)
+registration_options = table_of(RegistrationOption)
+registration_answers = table_of(RegistrationOptionValue)
+
+
+@dataclass
+class ExistingSales:
+    """Every event's products, flags and registration options, and every order with its
+    registration: what an import's registrations are matched and counted against (order
+    numbers, ticket codes and ids are unique across events)."""
+
+    products: dict[int, dict[str, Row]]  # event id -> name -> row
+    flags: dict[int, dict[str, Row]]  # event id -> short name -> row
+    options: dict[int, dict[str, Row]]  # event id -> name -> row
+    orders: dict[str, Row]  # by number
+    registrations: dict[int, Row]  # by order id
+    registration_numbers_by_id: dict[int, str] = field(init=False)
+    live: dict[tuple[int, int], str] = field(init=False)  # (event, user) -> its live order
+    ticket_codes: dict[str, str] = field(init=False)  # code -> order number
+    held: dict[int, int] = field(init=False)  # product id -> live orders (places taken)
+
+    def __post_init__(self) -> None:
+        numbers = {row["id"]: number for number, row in self.orders.items()}
+        self.registration_numbers_by_id = {
+            row["id"]: numbers[order_id] for order_id, row in self.registrations.items()
+        }
+        self.live, self.ticket_codes, self.held = {}, {}, {}
+        for order in self.orders.values():
+            registration = self.registrations[order["id"]]
+            self.ticket_codes[registration["ticket_code"]] = order["number"]
+            if order["status"] in LIVE_STATUSES:
+                self.live[order["event_id"], order["user_id"]] = order["number"]
+                self.held[order["product_id"]] = self.held.get(order["product_id"], 0) + 1
+
+    @classmethod
+    def empty(cls) -> ExistingSales:
+        return cls({}, {}, {}, {}, {})
+
+    def product_names_by_id(self) -> dict[int, str]:
+        return {row["id"]: n for rows in self.products.values() for n, row in rows.items()}
+
+    def flag_names_by_id(self) -> dict[int, str]:
+        return {row["id"]: n for rows in self.flags.values() for n, row in rows.items()}
 
 
 @dataclass
@@ -55,6 +112,7 @@ class Existing:
     department_leads: dict[int, set[int]]
     events: dict[str, Row]
     event_options: dict[int, dict[str, Row]]  # event id -> option name -> row
+    sales: ExistingSales = field(default_factory=ExistingSales.empty)
     user_names_by_id: dict[int, str] = field(init=False)
     role_names_by_id: dict[int, str] = field(init=False)
     department_names_by_id: dict[int, str] = field(init=False)
@@ -68,7 +126,10 @@ class Existing:
         return next((row for row in self.events.values() if row["is_current"]), None)
 
 
-def load_existing(conn: Connection) -> Existing:
+def load_existing(conn: Connection, *, sales: bool = False) -> Existing:
+    """The rows an import is matched against; `sales`: the products, orders and registrations
+    too (only a document with registrations.md's sections needs them)."""
+    sold = load_sales(conn) if sales else ExistingSales.empty()
     user_rows = _rows(conn, users)
     return Existing(
         users={row["username"].lower(): row for row in user_rows},
@@ -80,6 +141,7 @@ def load_existing(conn: Connection) -> Existing:
         department_leads=_sets(conn, department_leads, "department_id", "user_id"),
         events={row["name"]: row for row in _rows(conn, events)},
         event_options=_nested(conn, event_options, "event_id", "name", None),
+        sales=sold,
     )
 
 
@@ -125,6 +187,21 @@ def load_volunteers(conn: Connection, event_id: int | None) -> ExistingVolunteer
             "value",
             option_values.c.volunteer_id.in_(of_event),
         ),
+    )
+
+
+def load_sales(conn: Connection) -> ExistingSales:
+    """Locks every product first (as `ordering.place_order` locks the one it sells), so no
+    order is placed between the places counted here and the import's commit: of an import and
+    a sale racing for a product's last place, one waits for the other (PostgreSQL; SQLite's
+    write transaction holds the whole database already)."""
+    conn.execute(select(products.c.id).order_by(products.c.id).with_for_update()).all()
+    return ExistingSales(
+        products=_nested(conn, products, "event_id", "name", None),
+        flags=_nested(conn, registration_flags, "event_id", "short_name", None),
+        options=_nested(conn, registration_options, "event_id", "name", None),
+        orders={row["number"]: row for row in _rows(conn, orders)},
+        registrations={row["order_id"]: row for row in _rows(conn, registrations)},
     )
 
 

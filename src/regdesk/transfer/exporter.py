@@ -4,9 +4,10 @@ Exporting, importing into an empty database and exporting again gives the same d
 included. Records are ordered by id; ids are numbers; timestamps are UTC with milliseconds.
 Users carry `passwordHash` (never a password), left out when they have none.
 
-Only the current event is exported, with its options and its volunteers; the volunteers of
-past events stay in the database. Without a current event there is no `event` section and
-`volunteers` is empty.
+Only the current event is exported, with its options, its volunteers, and its products,
+registration flags and options and registrations (registration_export.py); those of past
+events stay in the database. Without a current event there is no `event` section and those
+lists are empty.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from regdesk.transfer.existing import (
     users,
     volunteers,
 )
+from regdesk.transfer.registration_export import sales_sections
 from regdesk.volunteers.models import STATE_ORDER
 
 PLAIN_USER_FIELDS = (
@@ -66,6 +68,7 @@ def export_document(engine: Engine) -> dict[str, Any]:
         document["users"] = _users(conn)
         document["departments"] = _departments(conn)
         document["volunteers"] = _volunteers(conn, event["id"]) if event is not None else []
+        document.update(sales_sections(conn, event["id"] if event is not None else None))
         return document
 
 

@@ -23,6 +23,11 @@ extend them); the exporter writes the same shape.
   record takes the fields the document gives and keeps the others; a list the document gives
   (a user's roles and permissions, a department's leads, a volunteer's contactMethods,
   departments and options) replaces the stored one. Nothing absent is deleted.
+- registrations.md's `products`, `registrationFlags`, `registrationOptions` and
+  `registrations` belong to the same event as the volunteers, and are held to its rules:
+  capacity, one live registration per user (transfer/registrations.py describes them). New
+  orders are in the instance's currency; with `--json` the import also prints the document's
+  products' ids by name and its registrations' ids by order number.
 - An `address` is one value: the object replaces all six fields (absent ones become null).
 - E-mail addresses are normalised and unique whatever their case, counting every user the
   database already has under its stored address (an address may not move between users in
@@ -49,11 +54,13 @@ from sqlalchemy.orm import Session
 from regdesk.audit.service import Actor, record_event
 from regdesk.db import refresh_statistics, utcnow, write_session
 from regdesk.security import hash_password, verify_password
+from regdesk.transfer.bulk import Tally
 from regdesk.transfer.csv_users import parse_users_csv, read_users_csv
 from regdesk.transfer.document import ImportRejected
 from regdesk.transfer.existing import Existing, load_existing
+from regdesk.transfer.registrations import wants_sales
 from regdesk.transfer.validation import Plan, UserRecord, validate
-from regdesk.transfer.writer import Outcome, Tally, write_plan
+from regdesk.transfer.writer import Outcome, write_plan
 
 __all__ = [
     "ImportRejected",
@@ -64,6 +71,8 @@ __all__ = [
     "read_uploaded_document",
 ]
 
+# registrations.md: one currency per instance, REGDESK_CURRENCY's (config.py), USD by default.
+DEFAULT_CURRENCY = "USD"
 # argon2 is slow by design and releases the GIL: hash a few passwords at a time.
 HASHING_THREADS = 4
 
@@ -75,6 +84,8 @@ class ImportResult:
     departments: dict[str, int]
     volunteers: int  # volunteer records in the document
     tallies: dict[str, Tally]
+    products: dict[str, int]  # the document's products, by name
+    registrations: dict[str, int]  # the document's registrations' ids, by order number
 
     def as_json(self) -> dict[str, Any]:
         """operator.md: ids as the API renders them (users and departments as strings)."""
@@ -83,6 +94,8 @@ class ImportResult:
             "users": {name: str(user_id) for name, user_id in self.users.items()},
             "departments": {name: str(d) for name, d in self.departments.items()},
             "volunteers": self.volunteers,
+            "products": {name: str(p) for name, p in self.products.items()},
+            "registrations": dict(self.registrations),
         }
 
     def summary(self) -> str:
@@ -132,12 +145,20 @@ def _no_constant(name: str) -> Any:
 
 
 def import_document(
-    engine: Engine, document: dict[str, Any], *, actor: Actor, phone_region: str
+    engine: Engine,
+    document: dict[str, Any],
+    *,
+    actor: Actor,
+    phone_region: str,
+    currency: str = DEFAULT_CURRENCY,
 ) -> ImportResult:
-    """Checks the whole document, then writes it in one transaction (or raises ImportRejected)."""
+    """Checks the whole document, then writes it in one transaction (or raises ImportRejected).
+    `currency`: the instance's (settings.currency), which new orders are in."""
     try:
         with write_session(engine) as session:
-            result = import_into(session, document, actor=actor, phone_region=phone_region)
+            result = import_into(
+                session, document, actor=actor, phone_region=phone_region, currency=currency
+            )
     except IntegrityError as exc:
         raise ImportRejected([("document", _raced(exc))]) from None
     refresh_statistics(engine)
@@ -145,16 +166,21 @@ def import_document(
 
 
 def import_into(
-    session: Session, document: dict[str, Any], *, actor: Actor, phone_region: str
+    session: Session,
+    document: dict[str, Any],
+    *,
+    actor: Actor,
+    phone_region: str,
+    currency: str = DEFAULT_CURRENCY,
 ) -> ImportResult:
     """The same in the caller's transaction (an admin page's), within a savepoint: a refused
     document leaves that transaction as it found it. Then call `refresh_statistics`."""
     try:
         with session.begin_nested():
-            existing = load_existing(session.connection())
+            existing = load_existing(session.connection(), sales=wants_sales(document))
             plan = validate(document, existing, phone_region)
             _hash_passwords(plan, existing)
-            outcome = write_plan(session, plan, existing, utcnow())
+            outcome = write_plan(session, plan, existing, utcnow(), currency=currency)
             record_event(session, actor, "data.imported", details=_counts(outcome))
     except IntegrityError as exc:
         raise ImportRejected([("document", _raced(exc))]) from None
@@ -200,4 +226,8 @@ def _result(plan: Plan, outcome: Outcome) -> ImportResult:
         departments={d.name: outcome.department_ids[d.name] for d in plan.departments},
         volunteers=len(plan.volunteers),
         tallies=outcome.tallies,
+        products={p.name: outcome.product_ids[p.name] for p in plan.sales.products}
+        if plan.sales
+        else {},
+        registrations=dict(outcome.registration_ids),
     )

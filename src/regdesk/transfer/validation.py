@@ -9,7 +9,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from regdesk.events.models import OptionType, option_value_error
 from regdesk.events.service import DEFAULT_EVENT_NAME
 from regdesk.fields import (
     Parser,
@@ -20,7 +19,6 @@ from regdesk.fields import (
     one_of,
     password,
     password_hash,
-    record_id,
     text,
     timestamp,
 )
@@ -38,7 +36,6 @@ from regdesk.transfer.document import (
     USER_COLUMNS,
     USER_KEYS,
     VOLUNTEER_KEYS,
-    VOLUNTEER_OPTION_KEYS,
     Errors,
 )
 from regdesk.transfer.existing import (
@@ -46,12 +43,20 @@ from regdesk.transfer.existing import (
     Row,
     contact_methods,
     departments,
-    event_options,
     events,
     roles,
     users,
 )
-from regdesk.transfer.records import Record, records
+from regdesk.transfer.records import (
+    OptionSpec,
+    Record,
+    check_id,
+    check_option_answers,
+    declare_option,
+    once,
+    records,
+)
+from regdesk.transfer.registrations import Sales, check_sales, wants_sales
 from regdesk.users.fields import (
     EMAIL,
     FIRST_NAME,
@@ -99,13 +104,6 @@ class DepartmentRecord:
 
 
 @dataclass
-class OptionSpec:
-    name: str
-    type: str
-    choices: list[str] | None
-
-
-@dataclass
 class EventRecord:
     name: str
     values: dict[str, Any]
@@ -132,6 +130,7 @@ class Plan:
     departments: list[DepartmentRecord]
     event: EventRecord | None
     volunteers: list[VolunteerRecord]
+    sales: Sales | None = None  # registrations.md's sections (transfer/registrations.py)
 
 
 def validate(document: Any, existing: Existing, phone_region: str) -> Plan:
@@ -151,32 +150,10 @@ def validate(document: Any, existing: Existing, phone_region: str) -> Plan:
     event = _check_event(document, errors, existing)
     catalogue = event.options if event else {}
     volunteer_records = _check_volunteers(document, errors, user_keys, department_names, catalogue)
+    documented = {u.key: u.values.get("email") for u in user_records}
+    sales = check_sales(document, errors, existing, event.name if event else None, documented)
     errors.raise_if_any()
-    return Plan(role_records, user_records, department_records, event, volunteer_records)
-
-
-def _once(record: Record, key: str, value: Any, seen: dict[Any, str], what: str) -> None:
-    """Notes a value the document may hold only once (a username, a name, an id)."""
-    first = seen.setdefault(value, record.label)
-    if first != record.label:
-        record.error(key, f"{what} {value!r} is also in {first}")
-
-
-def _check_id(
-    record: Record, stored: Row | None, holders: dict[int, str], seen: dict[Any, str], kind: str
-) -> int | None:
-    """The explicit id a new record asks for; a matched record must already have it."""
-    wanted = record.get("id", record_id)
-    if wanted is None:
-        return None
-    _once(record, "id", wanted, seen, "id")
-    if stored is not None:
-        if stored["id"] != wanted:
-            record.error("id", f"is {wanted}, but this {kind} already has id {stored['id']}")
-        return None
-    if wanted in holders:
-        record.error("id", f"{wanted} is taken by {kind} {holders[wanted]!r}")
-    return int(wanted)
+    return Plan(role_records, user_records, department_records, event, volunteer_records, sales)
 
 
 # --- roles -----------------------------------------------------------------------------------
@@ -193,9 +170,9 @@ def _check_roles(document: dict[str, Any], errors: Errors, existing: Existing) -
         name = record.values.get("name")
         if name is None:
             continue
-        _once(record, "name", name, names, "role")
+        once(record, "name", name, names, "role")
         stored = existing.roles.get(name)
-        role_id = _check_id(record, stored, existing.role_names_by_id, ids, "role")
+        role_id = check_id(record, stored, existing.role_names_by_id, ids, "role")
         result.append(RoleRecord(record.label, name, role_id, record.values))
     return result
 
@@ -246,13 +223,13 @@ def _check_users(
         _check_address(record)
         _check_phone(record, stored, phone_region)
         _check_email(record, stored, existing, seen)
-        user_id = _check_id(record, stored, existing.user_names_by_id, seen.ids, "user")
+        user_id = check_id(record, stored, existing.user_names_by_id, seen.ids, "user")
         secret = _check_password(record)
         user_roles = _check_user_roles(record, role_names)
         permissions = _check_permissions(record)
         if username is None:
             continue
-        _once(record, "username", username.lower(), seen.usernames, "username")
+        once(record, "username", username.lower(), seen.usernames, "username")
         result.append(
             UserRecord(
                 record.label, username, user_id, record.values, secret, user_roles, permissions
@@ -294,7 +271,7 @@ def _check_email(record: Record, stored: Row | None, existing: Existing, seen: _
     email = record.values.get("email")
     if email is None:
         return
-    _once(record, "email", email.lower(), seen.emails, "e-mail")
+    once(record, "email", email.lower(), seen.emails, "e-mail")
     holder = existing.user_emails.get(email.lower())
     if holder is not None and (stored is None or holder != stored["id"]):
         owner = existing.user_names_by_id[holder]
@@ -373,11 +350,11 @@ def _check_departments(
         if name and stored is None:
             record.require("email")
         holders = existing.department_names_by_id
-        department_id = _check_id(record, stored, holders, ids, "department")
+        department_id = check_id(record, stored, holders, ids, "department")
         leads = _check_usernames(record, "leads", user_keys)
         if name is None:
             continue
-        _once(record, "name", name, names, "department")
+        once(record, "name", name, names, "department")
         result.append(DepartmentRecord(record.label, name, department_id, record.values, leads))
     return result
 
@@ -407,7 +384,8 @@ def _check_event(
     document: dict[str, Any], errors: Errors, existing: Existing
 ) -> EventRecord | None:
     if "event" not in document:
-        return _default_event(existing) if document.get("volunteers") else None
+        joins = document.get("volunteers") or wants_sales(document)
+        return _default_event(existing) if joins else None
     record = Record(errors, "event", document["event"], EVENT_KEYS)
     record.require("name")
     record.column("name", "name", text(events.c.name, nonempty=True))
@@ -444,30 +422,7 @@ def _check_event_options(record: Record, catalogue: dict[str, OptionSpec]) -> No
     declared: dict[Any, str] = {}
     for index, item in enumerate(record.get("options", array) or []):
         option = record.child(f"options[{index}]", item, EVENT_OPTION_KEYS)
-        option.require("name", "type")
-        name = option.get("name", text(event_options.c.name, nonempty=True))
-        kind = option.get("type", one_of(OptionType))
-        choices = option.get("choices", _choices, nullable=True)
-        if name is None or kind is None:
-            continue
-        _once(option, "name", name, declared, "option")
-        if choices is not None and kind not in (OptionType.SELECT, OptionType.MULTI):
-            option.error("choices", "only select and multi options have choices")
-        known = catalogue.get(name)
-        if known is not None and known.type != kind:
-            option.error("type", f"is {kind!r}, but the event's option {name!r} is {known.type!r}")
-        elif known is None or "choices" in option.raw:
-            catalogue[name] = OptionSpec(name, kind, choices)
-
-
-def _choices(value: Any) -> list[str]:
-    items = array(value)
-    for index, item in enumerate(items):
-        if not isinstance(item, str) or not item:
-            raise ValueError(f"item {index} must be a non-empty string, not {describe(item)}")
-        if item in items[:index]:
-            raise ValueError(f"{item!r} is listed twice")
-    return items
+        declare_option(option, catalogue, declared, "the event's option")
 
 
 # --- volunteers ------------------------------------------------------------------------------
@@ -491,10 +446,10 @@ def _check_volunteers(
         record.column("updatedAt", "updated_at", timestamp)
         methods = _check_contact_methods(record)
         assignments = _check_assignments(record, department_names)
-        options = _check_answers(record, catalogue)
+        options = check_option_answers(record, catalogue)
         if user is None:
             continue
-        _once(record, "user", user.lower(), seen, "volunteer")
+        once(record, "user", user.lower(), seen, "volunteer")
         result.append(
             VolunteerRecord(
                 record.label, user.lower(), record.values, methods, assignments, options
@@ -556,29 +511,3 @@ def _check_states(assignment: Record) -> set[str]:
             assignment.error(f"states[{index}]", f"{state!r} is listed twice")
         states.add(state)
     return states
-
-
-def _check_answers(record: Record, catalogue: dict[str, OptionSpec]) -> dict[str, Any] | None:
-    """Option values; an option the event does not define yet is added to it."""
-    items = record.get("options", array)
-    if items is None:
-        return None
-    answers: dict[str, Any] = {}
-    for index, item in enumerate(items):
-        answer = record.child(f"options[{index}]", item, VOLUNTEER_OPTION_KEYS)
-        answer.require("name", "type", "value")
-        name = answer.get("name", text(event_options.c.name, nonempty=True))
-        kind = answer.get("type", one_of(OptionType))
-        if name is None or kind is None or "value" not in answer.raw:
-            continue
-        option = catalogue.setdefault(name, OptionSpec(name, kind, None))
-        if option.type != kind:
-            answer.error("type", f"is {kind!r}, but the event's option {name!r} is {option.type!r}")
-            continue
-        problem = option_value_error(kind, option.choices, answer.raw["value"])
-        if problem:
-            answer.error("value", problem)
-        elif name in answers:
-            answer.error("name", f"option {name!r} is answered twice")
-        answers[name] = answer.raw["value"]
-    return answers

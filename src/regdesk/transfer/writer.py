@@ -7,16 +7,21 @@ changes nothing, `updated_at` included.
 from __future__ import annotations
 
 import datetime as dt
-from collections import defaultdict
-from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import Connection, Table, bindparam, delete, insert, update
+from sqlalchemy import insert, update
 from sqlalchemy.orm import Session
 
-from regdesk.db import sync_sequences
-from regdesk.formats import truncate_to_ms
+from regdesk.transfer.bulk import (
+    Links,
+    Tally,
+    as_set,
+    changed_columns,
+    insert_rows,
+    positional,
+    update_rows,
+)
 from regdesk.transfer.document import ADDRESS_COLUMNS
 from regdesk.transfer.existing import (
     Existing,
@@ -35,6 +40,7 @@ from regdesk.transfer.existing import (
     users,
     volunteers,
 )
+from regdesk.transfer.registration_writer import SALES_KINDS, write_sales
 from regdesk.transfer.validation import (
     DepartmentRecord,
     EventRecord,
@@ -44,7 +50,7 @@ from regdesk.transfer.validation import (
     VolunteerRecord,
 )
 
-KINDS = ("roles", "users", "departments", "events", "volunteers")
+KINDS = ("roles", "users", "departments", "events", "volunteers", *SALES_KINDS)
 
 USER_DEFAULTS: dict[str, Any] = {
     **dict.fromkeys(ADDRESS_COLUMNS.values()),
@@ -60,112 +66,40 @@ USER_DEFAULTS: dict[str, Any] = {
 
 
 @dataclass
-class Tally:
-    created: int = 0
-    updated: int = 0
-    unchanged: int = 0
-
-    def count(self, stored: Row | None, changed: bool) -> None:
-        if stored is None:
-            self.created += 1
-        elif changed:
-            self.updated += 1
-        else:
-            self.unchanged += 1
-
-
-@dataclass
 class Outcome:
     tallies: dict[str, Tally] = field(default_factory=lambda: {kind: Tally() for kind in KINDS})
     role_ids: dict[str, int] = field(default_factory=dict)  # every role, by name
     user_ids: dict[str, int] = field(default_factory=dict)  # every user, by lower(username)
     department_ids: dict[str, int] = field(default_factory=dict)
+    product_ids: dict[str, int] = field(default_factory=dict)  # the event's, by name
+    registration_ids: dict[str, int] = field(default_factory=dict)  # the document's, by order
 
 
-def write_plan(session: Session, plan: Plan, existing: Existing, now: dt.datetime) -> Outcome:
+def write_plan(
+    session: Session, plan: Plan, existing: Existing, now: dt.datetime, *, currency: str
+) -> Outcome:
+    """`currency`: new orders' (the instance's, registrations.md)."""
     writer = Writer(session, existing, now)
     writer.roles(plan.roles)
     writer.users(plan.users)
     writer.departments(plan.departments)
+    outcome = writer.outcome
     if plan.event is not None:
         event_id, option_ids = writer.event(plan.event)
         writer.volunteers(plan.volunteers, event_id, option_ids)
-    return writer.outcome
-
-
-def changed_columns(stored: Row, values: Mapping[str, Any]) -> dict[str, Any]:
-    """The values that differ from the stored row; timestamps compare to the millisecond."""
-    return {c: v for c, v in values.items() if not _same(stored[c], v)}
-
-
-def _same(stored: Any, wanted: Any) -> bool:
-    if isinstance(stored, dt.datetime) and isinstance(wanted, dt.datetime):
-        return truncate_to_ms(stored) == truncate_to_ms(wanted)
-    return bool(stored == wanted)
-
-
-class Links:
-    """The rows of a link table for many owners, brought to the wanted state in bulk.
-
-    Members are keyed by the tuple of their `key` columns; each carries the tuple of its
-    `value` columns (empty for plain sets such as a user's permissions).
-    """
-
-    def __init__(
-        self,
-        table: Table,
-        owner: str,
-        key: tuple[str, ...],
-        value: tuple[str, ...] = (),
-        extra: Mapping[str, Any] | None = None,
-    ) -> None:
-        self.table, self.owner, self.key, self.value = table, owner, key, value
-        self.extra = dict(extra or {})  # columns that new rows get, such as created_at
-        self.inserts: list[dict[str, Any]] = []
-        self.updates: list[dict[str, Any]] = []
-        self.deletes: list[dict[str, Any]] = []
-
-    def compare(
-        self,
-        owner: int,
-        stored: Mapping[tuple[Any, ...], tuple[Any, ...]],
-        wanted: Mapping[tuple[Any, ...], tuple[Any, ...]],
-    ) -> bool:
-        """Queues the writes that turn `stored` into `wanted`; whether there are any."""
-        before = len(self.inserts) + len(self.updates) + len(self.deletes)
-        for member, values in wanted.items():
-            row = self._row(owner, member, values)
-            if member not in stored:
-                self.inserts.append({**self.extra, **row})
-            elif stored[member] != values:
-                self.updates.append(row)
-        for member in stored.keys() - wanted.keys():
-            self.deletes.append(self._row(owner, member, ()))
-        return len(self.inserts) + len(self.updates) + len(self.deletes) > before
-
-    def write(self, conn: Connection) -> None:
-        keys = (self.owner, *self.key)
-        where = [self.table.c[c] == bindparam(f"key_{c}") for c in keys]
-        if self.deletes:
-            conn.execute(delete(self.table).where(*where), [_keyed(r, keys) for r in self.deletes])
-        if self.updates:
-            values: dict[str, Any] = {c: bindparam(f"new_{c}") for c in self.value}
-            statement = update(self.table).where(*where).values(values)
-            conn.execute(statement, [_keyed(r, keys) for r in self.updates])
-        if self.inserts:
-            conn.execute(insert(self.table), self.inserts)
-
-    def _row(self, owner: int, member: tuple[Any, ...], values: tuple[Any, ...]) -> dict[str, Any]:
-        return {
-            self.owner: owner,
-            **dict(zip(self.key, member, strict=True)),
-            **dict(zip(self.value, values, strict=False)),
-        }
-
-
-def _keyed(row: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
-    """The row's values under the bind names of an UPDATE or DELETE (key_ in WHERE, new_ in SET)."""
-    return {(f"key_{c}" if c in keys else f"new_{c}"): v for c, v in row.items()}
+        if plan.sales is not None:
+            sold = write_sales(
+                session,
+                plan.sales,
+                existing,
+                event_id=event_id,
+                user_ids=outcome.user_ids,
+                currency=currency,
+                now=now,
+            )
+            outcome.tallies.update(sold.tallies)
+            outcome.product_ids, outcome.registration_ids = sold.product_ids, sold.registration_ids
+    return outcome
 
 
 class Writer:
@@ -195,14 +129,19 @@ class Writer:
             self.outcome.tallies["roles"].count(stored, bool(columns))
         ids = self.outcome.role_ids
         ids.update({name: row["id"] for name, row in self.existing.roles.items()})
-        ids.update(self._insert(roles, new, "name"))
-        self._update(roles, changes)
+        ids.update(insert_rows(self.session, roles, new, "name"))
+        update_rows(self.conn, roles, changes)
 
     def users(self, records: list[UserRecord]) -> None:
         new = [self._new_user(r) for r in records if r.key not in self.existing.users]
         ids = self.outcome.user_ids
         ids.update({key: row["id"] for key, row in self.existing.users.items()})
-        ids.update({name.lower(): i for name, i in self._insert(users, new, "username").items()})
+        ids.update(
+            {
+                name.lower(): i
+                for name, i in insert_rows(self.session, users, new, "username").items()
+            }
+        )
         held = Links(user_roles, "user_id", ("role_id",), ("scope",), {"created_at": self.now})
         permissions = Links(user_permissions, "user_id", ("name",))
         changes: list[tuple[int, dict[str, Any]]] = []
@@ -217,10 +156,10 @@ class Writer:
             if record.permissions is not None:
                 had_names = self.existing.user_permissions.get(user_id, set())
                 changed |= permissions.compare(
-                    user_id, _as_set(had_names), _as_set(record.permissions)
+                    user_id, as_set(had_names), as_set(record.permissions)
                 )
             self._settle("users", stored, record.values, changed, changes)
-        self._update(users, changes)
+        update_rows(self.conn, users, changes)
         held.write(self.conn)
         permissions.write(self.conn)
 
@@ -240,7 +179,7 @@ class Writer:
                 )
         ids = self.outcome.department_ids
         ids.update({name: row["id"] for name, row in self.existing.departments.items()})
-        ids.update(self._insert(departments, new, "name"))
+        ids.update(insert_rows(self.session, departments, new, "name"))
         leads = Links(department_leads, "department_id", ("user_id",))
         changes: list[tuple[int, dict[str, Any]]] = []
         for record in records:
@@ -250,9 +189,9 @@ class Writer:
                 department_id = ids[record.name]
                 had = self.existing.department_leads.get(department_id, set())
                 wanted = {self.outcome.user_ids[key] for key in record.leads}
-                changed = leads.compare(department_id, _as_set(had), _as_set(wanted))
+                changed = leads.compare(department_id, as_set(had), as_set(wanted))
             self._settle("departments", stored, record.values, changed, changes)
-        self._update(departments, changes)
+        update_rows(self.conn, departments, changes)
         leads.write(self.conn)
 
     def _settle(
@@ -297,7 +236,7 @@ class Writer:
         else:
             event_id = stored["id"]
             columns = changed_columns(stored, wanted)
-            self._update(events, [(event_id, columns)])
+            update_rows(self.conn, events, [(event_id, columns)])
         option_ids, options_changed = self._options(event_id, record)
         self.outcome.tallies["events"].count(stored, bool(columns) or options_changed)
         return event_id, option_ids
@@ -323,8 +262,8 @@ class Writer:
             elif row["choices"] != spec.choices:
                 changes.append((row["id"], {"choices": spec.choices}))
         ids = {name: row["id"] for name, row in stored.items()}
-        ids.update(self._insert(event_options, new, "name"))
-        self._update(event_options, changes)
+        ids.update(insert_rows(self.session, event_options, new, "name"))
+        update_rows(self.conn, event_options, changes)
         return ids, bool(new or changes)
 
     def volunteers(
@@ -339,7 +278,7 @@ class Writer:
                 row.setdefault("created_at", self.now)
                 new.append({"updated_at": row["created_at"], **row})
         ids = {row["user_id"]: row["id"] for row in had.by_user.values()}
-        ids.update(self._insert(volunteers, new, "user_id"))
+        ids.update(insert_rows(self.session, volunteers, new, "user_id"))
         methods = Links(
             contact_methods, "volunteer_id", ("position",), ("name", "value", "is_primary")
         )
@@ -352,7 +291,7 @@ class Writer:
             if record.contact_methods is not None:
                 before = dict(enumerate(had.contact_methods.get(volunteer_id, [])))
                 after = dict(enumerate(record.contact_methods))
-                changed |= methods.compare(volunteer_id, _positional(before), _positional(after))
+                changed |= methods.compare(volunteer_id, positional(before), positional(after))
             if record.departments is not None:
                 wanted = {
                     (self.outcome.department_ids[name], state)
@@ -360,7 +299,7 @@ class Writer:
                     for state in chosen
                 }
                 before_states = had.states.get(volunteer_id, set())
-                changed |= states.compare(volunteer_id, _as_set(before_states), _as_set(wanted))
+                changed |= states.compare(volunteer_id, as_set(before_states), as_set(wanted))
             if record.options is not None:
                 before_answers = had.options.get(volunteer_id, {})
                 wanted_answers = {(option_ids[n],): (v,) for n, v in record.options.items()}
@@ -369,51 +308,6 @@ class Writer:
                 )
             stored = had.by_user.get(user_ids[record.user])
             self._settle("volunteers", stored, record.values, changed, changes)
-        self._update(volunteers, changes)
+        update_rows(self.conn, volunteers, changes)
         for links in (methods, states, answers):
             links.write(self.conn)
-
-    # --- bulk statements ---
-
-    def _insert(self, table: Table, rows: list[dict[str, Any]], key: str) -> dict[Any, int]:
-        """Inserts rows, returning {row[key]: id}.
-
-        Rows asking for an id go first, and the sequence is moved past them before the others
-        take theirs from it.
-        """
-        chosen = [row for row in rows if row.get("id") is not None]
-        if chosen:
-            self.conn.execute(insert(table), chosen)
-            sync_sequences(self.session, table.name)
-        ids = {row[key]: row["id"] for row in chosen}
-        others = [
-            {c: v for c, v in row.items() if c != "id"} for row in rows if row.get("id") is None
-        ]
-        if others:
-            statement = insert(table).returning(table.c[key], table.c.id)
-            ids.update({row[0]: row[1] for row in self.conn.execute(statement, others)})
-        return ids
-
-    def _update(self, table: Table, changes: Iterable[tuple[int, dict[str, Any]]]) -> None:
-        """One executemany per set of changed columns: only what differs is written."""
-        grouped: defaultdict[tuple[str, ...], list[dict[str, Any]]] = defaultdict(list)
-        for row_id, columns in changes:
-            if columns:
-                grouped[tuple(sorted(columns))].append(_keyed({"id": row_id, **columns}, ("id",)))
-        for names, params in grouped.items():
-            statement = (
-                update(table)
-                .where(table.c.id == bindparam("key_id"))
-                .values({name: bindparam(f"new_{name}") for name in names})
-            )
-            self.conn.execute(statement, params)
-
-
-def _as_set(members: Iterable[Any]) -> dict[tuple[Any, ...], tuple[Any, ...]]:
-    return {(m if isinstance(m, tuple) else (m,)): () for m in members}
-
-
-def _positional(
-    methods: Mapping[int, tuple[str, str, bool]],
-) -> dict[tuple[Any, ...], tuple[Any, ...]]:
-    return {(position,): method for position, method in methods.items()}

@@ -5,7 +5,6 @@ on its very next read."""
 
 from __future__ import annotations
 
-import math
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
@@ -17,7 +16,9 @@ from regdesk.audit.service import Actor, record_event
 from regdesk.db import upsert_ignore, utcnow
 from regdesk.departments.models import Department
 from regdesk.errors import Invalid
-from regdesk.events.models import Event, EventOption, OptionType, option_value_error
+from regdesk.events.models import Event, EventOption
+from regdesk.events.options import TEXT_ANSWER_MAX as TEXT_ANSWER_MAX  # web/volunteering's
+from regdesk.events.options import answer_from_form
 from regdesk.events.service import current_event_for_writing, current_options
 from regdesk.fields import text
 from regdesk.volunteers.models import (
@@ -27,7 +28,6 @@ from regdesk.volunteers.models import (
     VolunteerDepartmentState,
     VolunteerOptionValue,
 )
-from regdesk.volunteers.options import CHOICE_MAX_LENGTH
 
 VOLUNTEERS: Any = Volunteer.__table__
 CONTACT_METHODS: Any = VolunteerContactMethod.__table__
@@ -51,10 +51,6 @@ VOLUNTEER_STATES: tuple[str, ...] = (
     DepartmentState.AVOID.value,
 )
 MAX_CONTACT_METHODS = 10
-TEXT_ANSWER_MAX = 1000
-MULTI_ANSWER_MAX = 50
-NUMBER_MAX = 10**12
-NUMBER_TEXT_MAX = 40
 _contact_name = text(CONTACT_METHODS.c.name, nonempty=True)
 _contact_value = text(CONTACT_METHODS.c.value, nonempty=True)
 
@@ -238,55 +234,7 @@ def _check_answers(
 def _answer(option: EventOption, values: list[str]) -> Any:
     """The stored value of an option's answer (None: not answered), or ValueError saying why
     it does not fit (api.md 2.5, Option: a number, a string, or an array of strings)."""
-    given: Any
-    if option.type == OptionType.MULTI:
-        if option.choices is None:  # any values: one per line of a text box
-            values = [line for value in values for line in value.splitlines()]
-        given = list(dict.fromkeys(value.strip() for value in values if value.strip()))
-        if not given:
-            return None
-        if len(given) > MULTI_ANSWER_MAX:
-            raise ValueError(f"Give at most {MULTI_ANSWER_MAX} answers.")
-        if any(len(value) > CHOICE_MAX_LENGTH for value in given):
-            raise ValueError(f"Each answer may be at most {CHOICE_MAX_LENGTH} characters long.")
-    else:
-        present = [value.strip() for value in values if value.strip()]
-        if not present:
-            return None
-        if len(present) > 1:
-            raise ValueError("Give one answer.")
-        given = present[0]
-        if option.type == OptionType.NUMBER:
-            given = _number(given)
-        elif len(given) > TEXT_ANSWER_MAX:
-            raise ValueError(f"The answer may be at most {TEXT_ANSWER_MAX} characters long.")
-    problem = option_value_error(option.type, option.choices, given)
-    if problem:
-        if option.choices is not None and option.type in (OptionType.SELECT, OptionType.MULTI):
-            raise ValueError("Choose among the choices given.")
-        raise ValueError(f"The answer {problem}.")
-    return given
-
-
-def _number(typed: str) -> int | float:
-    """A whole number stays whole (12, not 12.0) in the record."""
-    message = "Enter a number, such as 12 or 7.5."
-    if len(typed) > NUMBER_TEXT_MAX:
-        raise ValueError(message)
-    try:
-        number: int | float = int(typed)
-    except ValueError:
-        try:
-            number = float(typed)
-        except ValueError:
-            raise ValueError(message) from None
-        if not math.isfinite(number):
-            raise ValueError(message) from None
-        if number.is_integer():
-            number = int(number)
-    if abs(number) > NUMBER_MAX:
-        raise ValueError(f"Enter a number between -{NUMBER_MAX:,} and {NUMBER_MAX:,}.")
-    return number
+    return answer_from_form(option.type, option.choices, values)
 
 
 def save_application(

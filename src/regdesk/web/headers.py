@@ -48,8 +48,8 @@ def policy_with_form_target(address: str) -> str:
 
 
 class SecurityHeaders:
-    """ASGI middleware: adds the headers above to every `text/html` response, and `no-store`
-    to every answer under /api/."""
+    """ASGI middleware: adds the headers above to every `text/html` response, `no-store` to
+    every answer under /api/, and `nosniff` to every other answer (downloads)."""
 
     def __init__(self, app: ASGIApp, docs_paths: Iterable[str] = API_DOCS_PATHS) -> None:
         self.app = app
@@ -72,6 +72,8 @@ class SecurityHeaders:
                     for name, value in HTML_HEADERS.items():
                         headers.setdefault(name, value)
                     headers.setdefault("Content-Security-Policy", policy)
+                else:  # a download (a CSV, an export) is taken for what it says it is
+                    headers.setdefault("X-Content-Type-Options", "nosniff")
             await send(message)
 
         await self.app(scope, receive, send_with_headers)
