@@ -18,8 +18,9 @@ from regdesk.audit.service import Actor
 from regdesk.db import read_session, write_session
 from regdesk.demo import DemoNotEmpty, DemoResult, data, load_demo, people, places, writer
 from regdesk.departments.models import Department, DepartmentLead
+from regdesk.documents.models import DocumentQueue
 from regdesk.events.models import Event, EventOption, OptionType, option_value_error
-from regdesk.models import metadata
+from regdesk.models import DOCUMENTS, metadata
 from regdesk.oauth.models import Application, UserPermission
 from regdesk.roles.models import Role, UserRole
 from regdesk.security import verify_client_secret, verify_password
@@ -502,3 +503,24 @@ def test_values_are_stored_as_the_orm_stores_them(loaded: DemoResult, engine: En
     for pair in option_pairs:
         demo_option, orm_option = stored("event_options", ["choices"], pair)
         assert demo_option == orm_option
+
+
+def test_every_record_has_its_document_and_the_triggers_keep_them_after_the_demo(
+    loaded: DemoResult, engine: Engine
+) -> None:
+    """The demo writes its rows with the documents' triggers off (PostgreSQL), then queues
+    every record: each is rendered before the commit, and the triggers work again after it."""
+    with read_session(engine) as session:
+        for document in DOCUMENTS:
+            records = session.scalar(text(f"SELECT count(*) FROM {document.records}"))
+            stored = session.scalar(text(f"SELECT count(*) FROM {document.table.name}"))
+            assert (document.kind, stored) == (document.kind, records)
+        assert session.scalar(select(func.count()).select_from(DocumentQueue)) == 0
+        user_id = session.scalars(select(User.id).order_by(User.id)).first()
+    with engine.begin() as connection:  # a change by SQL outside regdesk: only a trigger sees it
+        connection.execute(
+            text("UPDATE users SET first_name = 'Changed' WHERE id = :id"), {"id": user_id}
+        )
+    with read_session(engine) as session:
+        queued = session.scalars(select(DocumentQueue.kind).where(DocumentQueue.key == user_id))
+        assert "user" in set(queued)

@@ -17,12 +17,16 @@ from sqlalchemy import (
     DateTime,
     Dialect,
     Engine,
+    Integer,
     MetaData,
     Table,
+    any_,
+    bindparam,
     create_engine,
     event,
     text,
 )
+from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import Connection, make_url
@@ -94,6 +98,15 @@ def normalize_url(url: str) -> str:
 def is_sqlite(bind: Engine | Connection | Session) -> bool:
     engine = bind.get_bind() if isinstance(bind, Session) else bind
     return engine.dialect.name == "sqlite"
+
+
+def among(bind: Engine | Connection | Session, column: Any, ids: list[int]) -> Any:
+    """`column IN ids` for a batch of thousands: on PostgreSQL one array parameter
+    (`= ANY(...)`), which the driver sends as is, where thousands of parameters cost more to
+    convert than the query does to run; on SQLite the list."""
+    if is_sqlite(bind):
+        return column.in_(ids)
+    return column == any_(bindparam(None, ids, type_=ARRAY(Integer)))
 
 
 def make_engine(url: str, **kwargs: Any) -> Engine:

@@ -17,7 +17,7 @@ from functools import cache
 from sqlalchemy import Connection, select
 from sqlalchemy.orm import Session
 
-from regdesk.db import ID_MAX
+from regdesk.db import ID_MAX, among
 from regdesk.db.driver import LoopReads, Query
 from regdesk.documents import Document, Stale
 from regdesk.documents.reading import complete
@@ -64,7 +64,8 @@ def registration_documents(bind: Bind, ids: Iterable[int]) -> dict[int, str]:
     rendered = {}
     for start in range(0, len(wanted), BATCH):
         chunk = wanted[start : start + BATCH]
-        rows = bind.execute(REGISTRATION_WITH_ORDER.where(Registration.id.in_(chunk))).all()
+        batch = REGISTRATION_WITH_ORDER.where(among(bind, Registration.id, chunk))
+        rows = bind.execute(batch).all()
         flags = defaultdict(list)
         for flag in bind.execute(
             select(
@@ -73,7 +74,7 @@ def registration_documents(bind: Bind, ids: Iterable[int]) -> dict[int, str]:
                 RegistrationFlag.short_name,
             )
             .join(RegistrationFlag, RegistrationFlag.id == RegistrationFlagLink.flag_id)
-            .where(RegistrationFlagLink.registration_id.in_(chunk))
+            .where(among(bind, RegistrationFlagLink.registration_id, chunk))
             .order_by(RegistrationFlagLink.registration_id, RegistrationFlag.id)
         ):
             flags[flag.registration_id].append(flag)
@@ -86,7 +87,7 @@ def registration_documents(bind: Bind, ids: Iterable[int]) -> dict[int, str]:
                 RegistrationOption.type,
             )
             .join(RegistrationOption, RegistrationOption.id == RegistrationOptionValue.option_id)
-            .where(RegistrationOptionValue.registration_id.in_(chunk))
+            .where(among(bind, RegistrationOptionValue.registration_id, chunk))
             .order_by(
                 RegistrationOptionValue.registration_id,
                 RegistrationOption.position,

@@ -10,7 +10,7 @@ from typing import Any
 from sqlalchemy import Connection, Row, select
 from sqlalchemy.orm import Session
 
-from regdesk.db import ID_MAX
+from regdesk.db import ID_MAX, among
 from regdesk.db.driver import LoopReads, Query
 from regdesk.documents import Document, Stale
 from regdesk.documents.reading import complete
@@ -47,7 +47,7 @@ def user_documents(bind: Bind, ids: Iterable[int]) -> dict[int, str]:
     rendered = {}
     for start in range(0, len(wanted), BATCH):
         chunk = wanted[start : start + BATCH]
-        for row in bind.execute(select(USERS).where(USERS.c.id.in_(chunk))):
+        for row in bind.execute(select(USERS).where(among(bind, USERS.c.id, chunk))):
             rendered[row.id] = as_json(render_user(row))
     return rendered
 

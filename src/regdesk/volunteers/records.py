@@ -17,6 +17,7 @@ from typing import Any
 from sqlalchemy import Connection, Row, select
 from sqlalchemy.orm import Session
 
+from regdesk.db import among
 from regdesk.db.driver import LoopReads, Query
 from regdesk.departments.models import Department
 from regdesk.documents import Document, Stale
@@ -58,7 +59,7 @@ def volunteer_documents(bind: Bind, ids: Iterable[int]) -> dict[int, str]:
     rendered = {}
     for start in range(0, len(wanted), BATCH):
         rows = bind.execute(
-            VOLUNTEER_WITH_USER.where(Volunteer.id.in_(wanted[start : start + BATCH]))
+            VOLUNTEER_WITH_USER.where(among(bind, Volunteer.id, wanted[start : start + BATCH]))
         ).all()
         for row, record in zip(rows, render_volunteers(bind, rows), strict=True):
             rendered[row.volunteer_id] = as_json(record)
@@ -78,7 +79,7 @@ def render_volunteers(bind: Bind, rows: Sequence[Row[Any]]) -> list[dict[str, An
                 VolunteerContactMethod.is_primary,
                 VolunteerContactMethod.value,
             )
-            .where(VolunteerContactMethod.volunteer_id.in_(ids))
+            .where(among(bind, VolunteerContactMethod.volunteer_id, ids))
             .order_by(VolunteerContactMethod.volunteer_id, VolunteerContactMethod.position)
         )
     )
@@ -91,7 +92,7 @@ def render_volunteers(bind: Bind, rows: Sequence[Row[Any]]) -> list[dict[str, An
                 VolunteerOptionValue.value,
             )
             .join(EventOption, EventOption.id == VolunteerOptionValue.option_id)
-            .where(VolunteerOptionValue.volunteer_id.in_(ids))
+            .where(among(bind, VolunteerOptionValue.volunteer_id, ids))
             .order_by(VolunteerOptionValue.volunteer_id, EventOption.position, EventOption.id)
         )
     )
@@ -100,7 +101,7 @@ def render_volunteers(bind: Bind, rows: Sequence[Row[Any]]) -> list[dict[str, An
         bind.scalars(
             select(UserRole.user_id)
             .join(Role, Role.id == UserRole.role_id)
-            .where(Role.staff.is_(True), UserRole.user_id.in_([row.id for row in rows]))
+            .where(Role.staff.is_(True), among(bind, UserRole.user_id, [row.id for row in rows]))
         )
     )
     return [
@@ -133,7 +134,7 @@ def _departments(bind: Bind, ids: list[int]) -> defaultdict[int, list[tuple[Any,
             VolunteerDepartmentState.state,
         )
         .join(Department, Department.id == VolunteerDepartmentState.department_id)
-        .where(VolunteerDepartmentState.volunteer_id.in_(ids))
+        .where(among(bind, VolunteerDepartmentState.volunteer_id, ids))
         .order_by(VolunteerDepartmentState.volunteer_id, VolunteerDepartmentState.department_id)
     ):
         entries = result[row.volunteer_id]
