@@ -7,7 +7,7 @@ import json
 import stat
 from pathlib import Path
 
-from sqlalchemy import Engine
+from sqlalchemy import Engine, text
 
 from tests.conftest import Cli
 from tests.helpers import row_counts
@@ -124,3 +124,24 @@ def test_csv_of_users_imports_like_json(cli: Cli, tmp_path: Path) -> None:
     assert users["kit"]["verified"] is True
     assert users["kit"]["permissions"] == ["user:read", "volunteer:read"]
     assert users["søren"]["address"] is None
+
+
+def test_the_currency_option_is_the_currency_of_imported_orders(
+    cli: Cli, engine: Engine, tmp_path: Path
+) -> None:
+    """`--currency` (REGDESK_CURRENCY): new orders are in it; a code not in ISO 4217 is
+    refused before anything is read."""
+    document = {
+        "users": [
+            {"username": "fox", "email": "fox@example.org", "firstName": "Fae", "lastName": "Fox"}
+        ],
+        "products": [{"name": "attendee", "price": 6500}],
+        "registrations": [{"user": "fox", "product": "attendee"}],
+    }
+    path = write_json(tmp_path / "doc.json", document)
+    refused = cli("--currency", "XYZ", "import", path)
+    assert refused.exit_code != 0
+    assert "REGDESK_CURRENCY 'XYZ' is not an ISO 4217 currency code" in refused.output
+    cli.ok("--currency", "jpy", "import", path)
+    with engine.connect() as connection:
+        assert connection.execute(text("SELECT currency FROM orders")).scalars().all() == ["JPY"]

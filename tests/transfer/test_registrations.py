@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,7 @@ from sqlalchemy import Engine, func, select
 
 from regdesk.audit.models import AuditEvent
 from regdesk.db import read_session, write_session
+from regdesk.errors import Invalid
 from regdesk.registrations.models import Order, Product, Registration
 from regdesk.registrations.service import live_registration, register
 from regdesk.transfer.exporter import export_document
@@ -572,6 +574,77 @@ def test_an_import_never_gives_a_user_two_live_registrations(engine: Engine) -> 
         held = live_registration(session, fox)
     assert held is not None
     assert held.order.number == "30001"
+
+
+@pytest.mark.parametrize("rule", ["one live registration", "capacity"])
+def test_an_import_racing_a_sale_never_breaks_the_rules(engine: Engine, rule: str) -> None:
+    """The import and the attendee's page at the same moment: either may win, never both.
+    `one live registration`: both register fox (two products); `capacity`: the import takes
+    the sponsor product's last place for otter as the page sells it to hare."""
+    import_(
+        engine,
+        {
+            "users": [user("fox"), user("otter"), user("hare")],
+            "products": [
+                {"name": "sponsor", "price": 12000, "capacity": 1},
+                {"name": "attendee", "price": 6500},
+            ],
+        },
+    )
+    with read_session(engine) as session:
+        ids = dict(session.execute(select(User.username, User.id)).all())
+        products = dict(session.execute(select(Product.name, Product.id)).all())
+    importing, buying = ("fox", "fox") if rule == "one live registration" else ("otter", "hare")
+    document = {"registrations": [{"user": importing, "product": "sponsor", "orderId": "40001"}]}
+    product = "attendee" if rule == "one live registration" else "sponsor"
+    barrier = threading.Barrier(2)
+    outcomes: dict[str, BaseException | None] = {}
+
+    def run(name: str, work: Callable[[], object]) -> None:
+        barrier.wait()
+        try:
+            work()
+            outcomes[name] = None
+        except BaseException as error:
+            outcomes[name] = error
+
+    def sell() -> None:
+        with write_session(engine) as session:
+            register(
+                session,
+                ACTOR,
+                user_id=ids[buying],
+                product_id=products[product],
+                currency="EUR",
+            )
+
+    threads = [
+        threading.Thread(target=run, args=("import", lambda: import_(engine, document))),
+        threading.Thread(target=run, args=("page", sell)),
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+
+    refused = [name for name, error in outcomes.items() if error is not None]
+    assert len(refused) == 1, outcomes  # one wins, the other is told no
+    error = outcomes[refused[0]]
+    assert isinstance(error, ImportRejected | Invalid), error
+    with read_session(engine) as session:
+        if rule == "capacity":
+            held = session.scalar(
+                select(func.count()).select_from(Order).where(Order.product_id == products[product])
+            )
+            assert held == 1
+        else:
+            live = session.scalar(
+                select(func.count())
+                .select_from(Registration)
+                .where(Registration.user_id == ids["fox"], Registration.ended_at.is_(None))
+            )
+            assert live == 1
+        assert session.scalar(select(func.count()).select_from(Order)) == 1  # none orphaned
 
 
 def test_a_registration_made_on_the_page_is_matched_by_its_user(engine: Engine) -> None:

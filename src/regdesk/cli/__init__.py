@@ -160,6 +160,10 @@ def emit(as_json: bool, document: Any, text: str) -> None:
     help="Region of phones without +country [REGDESK_DEFAULT_PHONE_REGION]",
 )
 @click.option(
+    "--currency",
+    help="ISO 4217 code of prices and orders, default USD [REGDESK_CURRENCY]",
+)
+@click.option(
     "--public-url",
     help="The address clients use, e.g. https://reg.example.org [REGDESK_PUBLIC_URL]",
 )
