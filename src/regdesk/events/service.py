@@ -1,5 +1,6 @@
 """The convention's events: the current one, and the options it asks its volunteers, in the
-order its form asks them. Managing those options is the volunteers' (volunteers/options.py).
+order its form asks them. Managing options, the volunteers' and the registrations' alike, is
+events/options.py's.
 """
 
 from __future__ import annotations
