@@ -13,6 +13,9 @@ from sqlalchemy import Engine, update
 from regdesk.audit.models import AuditEvent
 from regdesk.audit.service import Actor, record_event
 from regdesk.db import write_session
+from regdesk.registrations.models import Registration
+from regdesk.registrations.service import edit_registration
+from tests.admin.registering import ACTOR, make_product, registered
 from tests.admin.support import People
 from tests.conftest import Apps
 from tests.web.support import log_in
@@ -162,3 +165,28 @@ def test_pages_follow_one_another_without_gaps_or_repeats(people: People, engine
 def test_only_administrators_may_read_the_log(people: People) -> None:
     for person in (people.security_lead, people.attendee):
         assert person.get("/admin/audit").status_code == 403
+
+
+def test_a_registrations_events_link_to_its_product_order_and_registration(
+    people: People, engine: Engine
+) -> None:
+    """The targets of the sales' events are links to their pages in the admin area, and each
+    link leads to the page of that very record."""
+    product = make_product(engine, "sponsor")
+    held = registered(engine, people.attendee.user_id, product, badge="Ann")
+    with write_session(engine) as session:
+        registration = session.get(Registration, held.registration_id)
+        assert registration is not None
+        edit_registration(session, ACTOR, registration, badge="Ann the Owl", answers={})
+    shown = rows(people.admin.get("/admin/audit").text)
+    links = {row["action"]: re.search(r'href="([^"]+)"', row["target_html"]) for row in shown}
+    expected = {
+        "product.created": f"/admin/products/{product}",
+        "order.created": f"/admin/orders/{held.number}",
+        "registration.updated": f"/admin/registrations/{held.registration_id}",
+    }
+    for action, path in expected.items():
+        link = links[action]
+        assert link is not None, action
+        assert link.group(1) == path
+        assert people.admin.get(path).status_code == 200, path

@@ -38,6 +38,9 @@ PAGES = {
     "user": "/admin/users/{}",
     "application": "/admin/applications/{}",
     "department": "/admin/departments/{}",
+    "product": "/admin/products/{}",
+    "order": "/admin/orders/{}",  # by its number
+    "registration": "/admin/registrations/{}",
 }
 
 TextQuery = Annotated[str, Query()]
