@@ -23,7 +23,6 @@ from regdesk.config import Settings
 from regdesk.db import utcnow
 from regdesk.deps import SettingsDep
 from regdesk.errors import Invalid
-from regdesk.events.models import OptionType
 from regdesk.events.options import TEXT_ANSWER_MAX, answer_from_form
 from regdesk.events.service import current_event
 from regdesk.registrations.models import OrderStatus, RegistrationOption
@@ -40,6 +39,7 @@ from regdesk.registrations.service import (
     registration_options,
 )
 from regdesk.web import csrf
+from regdesk.web.option_fields import option_view
 from regdesk.web.pages import render
 from regdesk.web.tickets import ticket_of
 from regdesk.web.visitor import PageDb, PageRefused, Visitor, VisitorDep, signed_in
@@ -49,7 +49,6 @@ router = APIRouter(include_in_schema=False)
 PATH = "/register"
 EDIT_PATH = "/register/edit"
 CANCEL_PATH = "/register/cancel"
-RADIO_CHOICES_MAX = 5  # a select with more choices is a drop-down list (as on /volunteer)
 BADGE_NAME_MAX = 100
 PAID_CANNOT_BE_CANCELLED = (
     "A paid order cannot be cancelled here: contact the organizers for a refund."
@@ -277,28 +276,6 @@ def _stored(db: Session, held: Held) -> Sent:
     return Sent(badge=held.registration.badge_name or "", answers=answers)
 
 
-def _option_view(option: RegistrationOption, sent: list[str]) -> dict[str, Any]:
-    """How the template asks one option: its control and the values to show in it."""
-    if option.type == OptionType.SELECT and option.choices is not None:
-        control = "radios" if len(option.choices) <= RADIO_CHOICES_MAX else "dropdown"
-    elif option.type == OptionType.MULTI and option.choices is not None:
-        control = "checkboxes"
-    elif option.type == OptionType.MULTI:
-        control = "lines"
-    elif option.type == OptionType.NUMBER:
-        control = "number"
-    else:
-        control = "text"
-    return {
-        "option": option,
-        "field": option_field(option.id),
-        "control": control,
-        "sent": sent,
-        "text": "\n".join(sent) if control == "lines" else (sent[0] if sent else ""),
-        "shown": ", ".join(sent),  # the answer, read-only once editing has closed
-    }
-
-
 def _offer(
     request: Request,
     db: Session,
@@ -336,7 +313,9 @@ def _offer(
             "products": products,
             "buyable": any(not product["sold_out"] for product in products),
             "sent": sent,
-            "options": [_option_view(o, sent.answers.get(o.id, [])) for o in options],
+            "options": [
+                option_view(o, option_field(o.id), sent.answers.get(o.id, [])) for o in options
+            ],
             "errors": errors or {},
             "cancelled": cancelled,
             "ticket": None,
@@ -375,7 +354,9 @@ def _order(
             "editable": until is None or utcnow() < until,
             "edits_until": _moment(until) if until is not None else None,
             "sent": sent,
-            "options": [_option_view(o, sent.answers.get(o.id, [])) for o in options],
+            "options": [
+                option_view(o, option_field(o.id), sent.answers.get(o.id, [])) for o in options
+            ],
             "errors": errors or {},
             "saved": saved,
             "badge_max": BADGE_NAME_MAX,

@@ -14,7 +14,6 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from starlette.datastructures import FormData
 
 from regdesk.errors import Invalid
-from regdesk.events.models import EventOption, OptionType
 from regdesk.volunteers.form import (
     MAX_CONTACT_METHODS,
     TEXT_ANSWER_MAX,
@@ -30,6 +29,7 @@ from regdesk.volunteers.form import (
 )
 from regdesk.volunteers.models import DepartmentState
 from regdesk.web import csrf
+from regdesk.web.option_fields import option_view
 from regdesk.web.pages import render
 from regdesk.web.visitor import PageDb, PageRefused, Visitor, VisitorDep, signed_in
 
@@ -38,7 +38,6 @@ router = APIRouter(include_in_schema=False)
 PATH = "/volunteer"
 BLANK_ROWS = 2  # empty contact rows offered below the filled ones (no script adds rows)
 MAX_ROWS = MAX_CONTACT_METHODS + BLANK_ROWS
-RADIO_CHOICES_MAX = 5  # a select with more choices is a drop-down list
 # The states a volunteer sets (VOLUNTEER_STATES), as the form words them.
 STATE_LABELS = {
     DepartmentState.INTEREST.value: "I'd like to help here",
@@ -147,27 +146,6 @@ def _shown_submission(form: ApplicationForm, submission: Submission) -> dict[str
     }
 
 
-def _option_view(option: EventOption, sent: list[str]) -> dict[str, Any]:
-    """How the template asks one option: its control and the values to show in it."""
-    if option.type == OptionType.SELECT and option.choices is not None:
-        control = "radios" if len(option.choices) <= RADIO_CHOICES_MAX else "dropdown"
-    elif option.type == OptionType.MULTI and option.choices is not None:
-        control = "checkboxes"
-    elif option.type == OptionType.MULTI:
-        control = "lines"
-    elif option.type == OptionType.NUMBER:
-        control = "number"
-    else:
-        control = "text"
-    return {
-        "option": option,
-        "field": option_field(option.id),
-        "control": control,
-        "sent": sent,
-        "text": "\n".join(sent) if control == "lines" else (sent[0] if sent else ""),
-    }
-
-
 def _page(
     request: Request,
     visitor: Visitor,
@@ -186,7 +164,10 @@ def _page(
             "user": visitor.user,
             "volunteer": form.volunteer,
             "departments": form.departments,
-            "options": [_option_view(o, shown["answers"].get(o.id, [])) for o in form.options],
+            "options": [
+                option_view(o, option_field(o.id), shown["answers"].get(o.id, []))
+                for o in form.options
+            ],
             "rows": shown["rows"],
             "preferences": shown["preferences"],
             "states": list(STATE_LABELS.items()),
