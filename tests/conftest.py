@@ -69,6 +69,32 @@ def _real_password_hashing_when_marked(
         monkeypatch.setattr(security, "_password_hasher", security.SERVICE_PASSWORD_HASHER)
 
 
+# --- order --------------------------------------------------------------------------------
+
+# The longest files (killed processes, servers under load, browsers), started first: `make
+# test` hands whole files to its workers in collection order, and a long file taken last keeps
+# one worker busy while the other has nothing left to do.
+RUN_FIRST = (
+    "tests/faults/",
+    "tests/test_soak.py",
+    "tests/e2e/",
+    "tests/fuzz/",
+    "tests/registrations/test_capacity_race.py",
+    "tests/test_multiprocess.py",
+    "tests/oauth/test_refresh_concurrency.py",
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    def rank(item: pytest.Item) -> int:
+        path = item.nodeid.split("::", 1)[0]
+        return next(
+            (i for i, first in enumerate(RUN_FIRST) if path.startswith(first)), len(RUN_FIRST)
+        )
+
+    items.sort(key=rank)  # stable: within a rank, the collection's order
+
+
 # --- databases ------------------------------------------------------------------------------
 
 

@@ -4,14 +4,16 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from functools import cache
 from importlib.metadata import version
 from typing import Any
 
-from fastapi import FastAPI, Request
+from fastapi import APIRouter, FastAPI, Request
 from fastapi.openapi.utils import get_openapi
 from fastapi.responses import HTMLResponse, JSONResponse
 from fastapi_offline import FastAPIOffline
 from sqlalchemy import text
+from starlette.routing import BaseRoute
 from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
 from regdesk import documents
@@ -41,12 +43,41 @@ from regdesk.web.headers import SecurityHeaders
 from regdesk.web.pages import STATIC_PATH, static_files
 from regdesk.web.visitor import PageRefused, refused_page
 
+TITLE = "regdesk"
 DESCRIPTION = """\
 Registration service for fan conventions: users, volunteers, departments and roles, with
 OAuth 2.0 bearer tokens. Every API request carries `Authorization: Bearer <token>`; get a
 token from `POST /api/oauth/token`. Errors come in one envelope,
 `{"errors": {"<category>": {"message": "..."}}}`.
 """
+
+
+ROUTERS = (
+    oauth_router,
+    current_user_router,
+    volunteers_router,
+    registrations_router,
+    users_router,
+    roles_router,
+    departments_router,
+    account_pages.router,
+    consent.router,
+    volunteering.router,
+    registering.router,
+    admin_router,
+)
+
+
+@cache
+def _routes() -> tuple[BaseRoute, ...]:
+    """Every router, included once per process. FastAPI builds a route's handler (its
+    dependencies, its models) the first time a request meets it, once per inclusion: an app
+    made later (the tests make one per test) shares the handlers already built. The routes
+    read everything of their app from the request (`request.app.state`), never from here."""
+    table = APIRouter()
+    for router in ROUTERS:
+        table.include_router(router)
+    return tuple(table.routes)
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
@@ -64,7 +95,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         engine.dispose()
 
     app = FastAPIOffline(
-        title="regdesk",
+        title=TITLE,
         version=version("regdesk"),
         description=DESCRIPTION,
         lifespan=lifespan,
@@ -79,22 +110,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.add_middleware(RateLimitHeaders)
     install_error_handlers(app)
     app.add_exception_handler(PageRefused, refused_page)
-    app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]
-    for router in (
-        oauth_router,
-        current_user_router,
-        volunteers_router,
-        registrations_router,
-        users_router,
-        roles_router,
-        departments_router,
-        account_pages.router,
-        consent.router,
-        volunteering.router,
-        registering.router,
-        admin_router,
-    ):
-        app.include_router(router)
+    app.openapi = _openapi  # type: ignore[method-assign]
+    app.router.routes.extend(_routes())
     app.mount(STATIC_PATH, static_files(), name="static")
     app.add_middleware(SecurityHeaders)
     app.add_middleware(QuickTokens)  # before routing, after the transport rules
@@ -136,15 +153,13 @@ def _drop_unused_validation_responses(document: dict[str, Any]) -> None:
         schemas.pop(name, None)
 
 
-def _openapi(app: FastAPI) -> dict[str, Any]:
-    if app.openapi_schema is None:
-        document = get_openapi(
-            title=app.title,
-            version=app.version,
-            description=app.description,
-            routes=app.routes,
-        )
-        add_request_models(document)
-        _drop_unused_validation_responses(document)
-        app.openapi_schema = document
-    return app.openapi_schema
+@cache
+def _openapi() -> dict[str, Any]:
+    """The API's document: the same for every app of this process (it describes the routes,
+    not the configuration), so made once."""
+    document = get_openapi(
+        title=TITLE, version=version("regdesk"), description=DESCRIPTION, routes=_routes()
+    )
+    add_request_models(document)
+    _drop_unused_validation_responses(document)
+    return document
