@@ -8,7 +8,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 from sqlalchemy import Engine, select, text
 
-from regdesk.db import make_engine, read_session, write_session
+from regdesk.db import among, make_engine, read_session, write_session
 from regdesk.db.instance import InstanceSetting, instance_secret_key
 from regdesk.events.models import Event
 
@@ -73,3 +73,22 @@ def test_a_failed_write_session_leaves_nothing(engine: Engine) -> None:
         write_then_fail()
     with read_session(engine) as session:
         assert session.scalars(select(Event)).all() == []
+
+
+@pytest.mark.parametrize(
+    "ids",
+    [
+        [3, 4, 5, 6],  # without a gap: a range
+        [6, 4, 5, 3, 4],  # the same, out of order and twice
+        [3, 5, 6],  # a gap: the list itself
+        [7],
+        [2, 9],
+    ],
+)
+def test_among_selects_exactly_the_ids_asked_for(engine: Engine, ids: list[int]) -> None:
+    with write_session(engine) as session:
+        for n in range(1, 11):
+            session.add(Event(id=n, name=f"Con {n}", is_current=n == 1))
+    with read_session(engine) as session:
+        found = session.scalars(select(Event.id).where(among(session, Event.id, ids))).all()
+    assert sorted(found) == sorted(set(ids))

@@ -33,6 +33,7 @@ from regdesk.volunteers.models import (
     VolunteerDepartmentState,
     VolunteerOptionValue,
 )
+from tests.documents.support import declared, installed
 
 ACTOR = Actor(label="test:demo")
 USERS, VOLUNTEERS = 300, 60
@@ -144,6 +145,7 @@ def test_a_failure_midway_leaves_the_database_empty(
         assert rows(engine, metadata.tables[name]) == [], name
     assert rows(engine, Application) == []
     assert rows(engine, AuditEvent) == []
+    assert installed(engine) == declared(engine), "the documents' triggers came back whole"
 
 
 def test_a_database_that_holds_users_is_refused_and_left_alone(engine: Engine) -> None:
@@ -508,8 +510,10 @@ def test_values_are_stored_as_the_orm_stores_them(loaded: DemoResult, engine: En
 def test_every_record_has_its_document_and_the_triggers_keep_them_after_the_demo(
     loaded: DemoResult, engine: Engine
 ) -> None:
-    """The demo writes its rows with the documents' triggers off (PostgreSQL), then queues
-    every record: each is rendered before the commit, and the triggers work again after it."""
+    """The demo writes its rows with the documents' triggers dropped, then makes them again and
+    queues every record: each is rendered before the commit, and the triggers after it are
+    those the declarations make, and work."""
+    assert installed(engine) == declared(engine)
     with read_session(engine) as session:
         for document in DOCUMENTS:
             records = session.scalar(text(f"SELECT count(*) FROM {document.records}"))

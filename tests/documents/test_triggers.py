@@ -10,37 +10,11 @@ from sqlalchemy import Engine, text
 from regdesk.documents import triggers
 from regdesk.migrations.runner import alembic_config
 from regdesk.models import DOCUMENTS
-
-
-def installed(engine: Engine) -> dict[str, tuple[str, str | None]]:
-    """Each trigger's name: its definition (SQLite) or its table and function body (PG)."""
-    with engine.connect() as connection:
-        if engine.dialect.name == "sqlite":
-            rows = connection.execute(
-                text("SELECT name, sql FROM sqlite_master WHERE type = 'trigger'")
-            )
-            return {name: (" ".join(sql.split()), None) for name, sql in rows}
-        rows = connection.execute(
-            text("""
-                SELECT t.tgname, c.relname, p.prosrc
-                FROM pg_trigger t
-                JOIN pg_class c ON c.oid = t.tgrelid
-                JOIN pg_proc p ON p.oid = t.tgfoid
-                WHERE NOT t.tgisinternal AND c.relnamespace = current_schema()::regnamespace
-            """)
-        )
-        return {name: (table, source) for name, table, source in rows}
+from tests.documents.support import declared, installed
 
 
 def test_the_installed_triggers_are_those_the_declarations_make(engine: Engine) -> None:
-    dialect = engine.dialect.name
-    expected = triggers.expected(dialect, DOCUMENTS)
-    assert expected, "the declarations make no trigger"
-    if dialect == "sqlite":
-        wanted = {t.name: (" ".join(t.sql.split()), None) for t in expected}
-    else:
-        wanted = {t.name: (t.table, t.function) for t in expected}
-    assert installed(engine) == wanted
+    assert installed(engine) == declared(engine)
 
 
 def test_every_table_a_document_watches_exists(engine: Engine) -> None:

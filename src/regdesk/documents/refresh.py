@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from sqlalchemy import Table, delete, select, text
 from sqlalchemy.orm import Session
 
-from regdesk.db import before_write_commits, is_sqlite
+from regdesk.db import among, before_write_commits, is_sqlite
 from regdesk.db.bulk import bulk_insert
 from regdesk.documents.declarations import Document
 from regdesk.documents.models import DocumentQueue
@@ -61,5 +61,5 @@ def refresh(session: Session) -> None:
 def _store(session: Session, table: Table, key: str, bodies: dict[int, str]) -> None:
     if not bodies:
         return
-    session.execute(delete(table).where(table.c[key].in_(list(bodies))))
+    session.execute(delete(table).where(among(session, table.c[key], list(bodies))))
     bulk_insert(session, table, [{key: id_, "body": body} for id_, body in bodies.items()])
