@@ -207,13 +207,70 @@ def test_a_reimport_matches_and_updates_never_duplicates(engine: Engine) -> None
     assert now["10482"]["updatedAt"] > exported["registrations"][0]["updatedAt"]
 
 
-def test_the_audit_event_counts_the_registrations(engine: Engine) -> None:
-    import_(engine, sales())
-    with engine.connect() as connection:
-        event = connection.execute(select(AuditEvent)).one()
-    assert event.action == "data.imported"
-    assert event.details["products"] == {"created": 3, "updated": 0, "unchanged": 0}
-    assert event.details["registrations"] == {"created": 4, "updated": 0, "unchanged": 0}
+def test_every_order_and_registration_an_import_makes_or_changes_is_audited(
+    engine: Engine,
+) -> None:
+    """registrations.md: every change of an order or registration is an audit event (who,
+    what, before and after), an import's too; besides, one `data.imported` with the counts."""
+    made = import_(engine, sales())
+    events = audit_events(engine)
+    imported = [event for event in events if event.action == "data.imported"]
+    assert len(imported) == 1
+    assert imported[0].details["products"] == {"created": 3, "updated": 0, "unchanged": 0}
+    assert imported[0].details["registrations"] == {"created": 4, "updated": 0, "unchanged": 0}
+    numbers = set(made.registrations)
+    created = {(e.action, e.target_id) for e in events if e.action.endswith(".created")}
+    assert created == {("order.created", n) for n in numbers} | {
+        ("registration.created", str(made.registrations[n])) for n in numbers
+    }
+    assert all(event.actor == ACTOR.label for event in events)
+    fox = next(e for e in events if (e.action, e.target_id) == ("order.created", "10482"))
+    assert fox.details == {
+        "user_id": user_id(engine, "fox"), "product": "sponsor", "amount": 12000, "status": "paid"
+    }  # fmt: skip
+
+    import_(engine, sales())  # the same again: nothing changes, nothing but data.imported
+    assert [e.action for e in audit_events(engine)[len(events) :]] == ["data.imported"]
+
+    seen = len(audit_events(engine))
+    changed = {
+        "registrations": [
+            {"orderId": "10482", "status": "refunded", "flags": [], "badgeName": "Fae"},
+            {"orderId": "20002", "ticketCode": "BADGER0002"},
+        ]
+    }
+    import_(engine, changed)
+    later = {(e.action, e.target_id): e.details for e in audit_events(engine)[seen:]}
+    fox_id, badger_id = str(made.registrations["10482"]), str(made.registrations["20002"])
+    assert later[("order.updated", "10482")] == {
+        "fields": ["status"], "before": {"status": "paid"}, "after": {"status": "refunded"}
+    }  # fmt: skip
+    fox_changed = later[("registration.updated", fox_id)]
+    assert fox_changed["fields"] == ["badge_name", "ended_at", "flags"]
+    assert fox_changed["before"]["badge_name"] == "Fae the Fox"
+    assert fox_changed["after"]["badge_name"] == "Fae"
+    assert fox_changed["before"]["ended_at"] is None
+    assert fox_changed["after"]["ended_at"]
+    # A ticket code gets a badge at the desk: the event names the change, never the codes.
+    assert later[("registration.updated", badger_id)] == {
+        "fields": ["ticket_code"], "before": {}, "after": {}
+    }  # fmt: skip
+    assert set(later) == {
+        ("data.imported", None),
+        ("order.updated", "10482"),
+        ("registration.updated", fox_id),
+        ("registration.updated", badger_id),
+    }
+
+
+def audit_events(engine: Engine) -> list[AuditEvent]:
+    with read_session(engine) as session:
+        return list(session.scalars(select(AuditEvent).order_by(AuditEvent.id)))
+
+
+def user_id(engine: Engine, username: str) -> int:
+    with read_session(engine) as session:
+        return session.scalars(select(User.id).where(User.username == username)).one()
 
 
 # --- every field checked, by its position ---------------------------------------------------------

@@ -35,8 +35,9 @@ extend them); the exporter writes the same shape.
   default region) and stored in E.164.
 
 The whole document is checked before anything is written; then one transaction writes only
-what differs, with one audit event (`data.imported`, counts only). Re-importing a document,
-or an export, writes nothing but that event.
+what differs, with one audit event (`data.imported`, counts only), and one for each order
+and registration made or changed (registrations.md: what changed, before and after).
+Re-importing a document, or an export, writes nothing but the `data.imported` event.
 """
 
 from __future__ import annotations
@@ -51,7 +52,7 @@ from sqlalchemy import Engine
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from regdesk.audit.service import Actor, record_event
+from regdesk.audit.service import Actor, record_all, record_event
 from regdesk.db import refresh_statistics, utcnow, write_session
 from regdesk.security import hash_password, verify_password
 from regdesk.transfer.bulk import Tally
@@ -182,6 +183,7 @@ def import_into(
             _hash_passwords(plan, existing)
             outcome = write_plan(session, plan, existing, utcnow(), currency=currency)
             record_event(session, actor, "data.imported", details=_counts(outcome))
+            record_all(session, actor, outcome.changes)
     except IntegrityError as exc:
         raise ImportRejected([("document", _raced(exc))]) from None
     return _result(plan, outcome)

@@ -19,6 +19,8 @@ from typing import Any
 from sqlalchemy import Connection, select
 from sqlalchemy.orm import Session
 
+from regdesk.audit.service import Change
+from regdesk.formats import format_timestamp
 from regdesk.registrations.models import OrderStatus
 from regdesk.registrations.numbers import new_order_numbers, new_ticket_codes
 from regdesk.registrations.products import POSITION_MAX, POSITION_STEP
@@ -49,11 +51,19 @@ PRODUCT_DEFAULTS: dict[str, Any] = {
 }
 
 
+# Columns whose values an audit event never shows, only their names: a ticket code is what
+# gets a badge at the desk.
+UNSHOWN = frozenset({"ticket_code"})
+
+
 @dataclass
 class SalesOutcome:
     tallies: dict[str, Tally] = field(default_factory=lambda: {k: Tally() for k in SALES_KINDS})
     product_ids: dict[str, int] = field(default_factory=dict)  # every product of the event
     registration_ids: dict[str, int] = field(default_factory=dict)  # the document's, by order
+    # Every order and registration made or changed, as audit events (registrations.md: who,
+    # what, before and after), written with the import's actor.
+    changes: list[Change] = field(default_factory=list)
 
 
 def write_sales(
@@ -179,19 +189,21 @@ class _SalesWriter:
         links = Links(flag_links, "registration_id", ("flag_id",))
         answers = Links(registration_answers, "registration_id", ("option_id",), ("value",))
 
-        def children_changed(row: RegistrationRecord, registration_id: int) -> bool:
+        def children_changed(row: RegistrationRecord, registration_id: int) -> list[str]:
+            """Which of the registration's flags and options the row changes."""
             self.outcome.registration_ids[str(row.number)] = registration_id
-            changed = False
+            changed = []
             if row.flags is not None:
                 before = {(f,): () for f in held.flags.get(registration_id, ())}
                 after = {(flag_ids[name],): () for name in row.flags}
-                changed |= links.compare(registration_id, before, after)
-            if row.options is not None:
-                changed |= answers.compare(
-                    registration_id,
-                    {(o,): (v,) for o, v in held.answers.get(registration_id, {}).items()},
-                    {(option_ids[n],): (v,) for n, v in row.options.items()},
-                )
+                if links.compare(registration_id, before, after):
+                    changed.append("flags")
+            if row.options is not None and answers.compare(
+                registration_id,
+                {(o,): (v,) for o, v in held.answers.get(registration_id, {}).items()},
+                {(option_ids[n],): (v,) for n, v in row.options.items()},
+            ):
+                changed.append("options")
             return changed
 
         held = _held(self.conn, self.event_id) if matched else _Held()
@@ -200,9 +212,9 @@ class _SalesWriter:
         for row in matched:
             assert row.stored is not None
             registration = self.sold.registrations[row.stored["id"]]
-            changed = children_changed(row, registration["id"])
+            children = children_changed(row, registration["id"])
             # An order's change alone leaves its registration's updatedAt, as ordering's do.
-            changed = self._changed_registration(row, user_ids, changed, changes)
+            changed = self._changed_registration(row, user_ids, children, changes)
             changed |= self._changed_order(row, order_changes)
             self.outcome.tallies["registrations"].count(row.stored, changed)
         update_rows(self.conn, orders, order_changes)
@@ -219,11 +231,27 @@ class _SalesWriter:
         codes = iter(new_ticket_codes(sum("ticket_code" not in row.values for row in fresh)))
         new = [self._new_registration(row, number_ids, user_ids, codes) for row in fresh]
         ids = insert_rows(self.session, registrations, new, "order_id")
-        for row in fresh:
-            children_changed(row, ids[number_ids[row.number]])
+        for row, order in zip(fresh, order_rows, strict=True):
+            registration_id = ids[number_ids[row.number]]
+            children_changed(row, registration_id)
             self.outcome.tallies["registrations"].count(None, True)
+            self._audit_new(row, order, registration_id)
         links.write(self.conn)
         answers.write(self.conn)
+
+    def _audit_new(
+        self, row: RegistrationRecord, order: dict[str, Any], registration_id: int
+    ) -> None:
+        shown = {"user_id": order["user_id"], "product": row.product, "amount": order["amount"]}
+        self.outcome.changes += [
+            Change("order.created", "order", row.number, {**shown, "status": order["status"]}),
+            Change(
+                "registration.created",
+                "registration",
+                registration_id,
+                {"order": row.number, "user_id": order["user_id"]},
+            ),
+        ]
 
     def _new_order(
         self, row: RegistrationRecord, user_ids: dict[str, int], currency: str
@@ -298,13 +326,16 @@ class _SalesWriter:
         columns = changed_columns(stored, wanted)
         if columns:
             changes.append((stored["id"], {**columns, "updated_at": self.now}))
+            self.outcome.changes.append(
+                Change("order.updated", "order", stored["number"], _before_after(stored, columns))
+            )
         return bool(columns)
 
     def _changed_registration(
         self,
         row: RegistrationRecord,
         user_ids: dict[str, int],
-        children_changed: bool,
+        children_changed: list[str],
         changes: list[tuple[int, dict[str, Any]]],
     ) -> bool:
         """Its columns' changes queued; `updated_at` moves to now when anything of the
@@ -321,7 +352,30 @@ class _SalesWriter:
             columns["updated_at"] = self.now
         if columns:
             changes.append((stored["id"], columns))
-        return bool(columns) or children_changed
+        if not (columns or children_changed):
+            return False
+        details = _before_after(stored, columns)
+        details["fields"] = [*details["fields"], *children_changed]
+        self.outcome.changes.append(
+            Change("registration.updated", "registration", stored["id"], details)
+        )
+        return True
+
+
+def _before_after(stored: Row, columns: dict[str, Any]) -> dict[str, Any]:
+    """An audit event's details of a row's change: the columns, and their values before and
+    after (a ticket code's by name only)."""
+    fields = sorted(column for column in columns if column != "updated_at")
+    shown = [column for column in fields if column not in UNSHOWN]
+    return {
+        "fields": fields,
+        "before": {column: _shown(stored[column]) for column in shown},
+        "after": {column: _shown(columns[column]) for column in shown},
+    }
+
+
+def _shown(value: Any) -> Any:
+    return format_timestamp(value) if isinstance(value, dt.datetime) else value
 
 
 @dataclass

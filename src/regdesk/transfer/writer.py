@@ -13,6 +13,7 @@ from typing import Any
 from sqlalchemy import insert, update
 from sqlalchemy.orm import Session
 
+from regdesk.audit.service import Change
 from regdesk.transfer.bulk import (
     Links,
     Tally,
@@ -73,6 +74,7 @@ class Outcome:
     department_ids: dict[str, int] = field(default_factory=dict)
     product_ids: dict[str, int] = field(default_factory=dict)  # the event's, by name
     registration_ids: dict[str, int] = field(default_factory=dict)  # the document's, by order
+    changes: list[Change] = field(default_factory=list)  # of orders and registrations
 
 
 def write_plan(
@@ -99,6 +101,7 @@ def write_plan(
             )
             outcome.tallies.update(sold.tallies)
             outcome.product_ids, outcome.registration_ids = sold.product_ids, sold.registration_ids
+            outcome.changes = sold.changes
     return outcome
 
 
