@@ -177,6 +177,43 @@ def test_import_json_prints_products_and_registrations(
         assert set(session.scalars(select(Order.currency))) == {"JPY"}  # REGDESK_CURRENCY
 
 
+def test_the_export_says_what_currency_its_amounts_are_in_and_the_import_holds_to_it(
+    engine: Engine,
+) -> None:
+    """registrations.md: amounts shown with the currency. An export's rows carry their orders'
+    currency; importing them back changes nothing; a row in another currency is refused,
+    since an amount is never converted."""
+    import_(engine, sales())  # into an instance whose currency is EUR
+    exported = export_document(engine)
+    assert {row["currency"] for row in exported["registrations"]} == {"EUR"}
+    rows = table_rows(engine)
+    import_(engine, exported)
+    after = table_rows(engine)
+    assert after.pop("audit_events") != rows.pop("audit_events")
+    assert after == rows
+
+    errors = rejected(
+        engine,
+        {
+            "registrations": [
+                {"orderId": "10482", "currency": "USD"},
+                {"user": "wolf", "product": "attendee", "currency": "JPY"},
+            ]
+        },
+    )
+    assert errors == [
+        (
+            "registrations[0].currency",
+            "is 'USD', but the order's currency is 'EUR'; amounts are never converted",
+        ),
+        (
+            "registrations[1].currency",
+            "is 'JPY', but this instance's (REGDESK_CURRENCY) currency is 'EUR'; amounts are"
+            " never converted",
+        ),
+    ]
+
+
 def test_a_reimport_matches_and_updates_never_duplicates(engine: Engine) -> None:
     import_(engine, sales())
     rows, exported = table_rows(engine), export_document(engine)

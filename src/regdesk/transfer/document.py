@@ -69,6 +69,7 @@ REGISTRATION_KEYS = frozenset(
         "orderId",
         "status",
         "amount",
+        "currency",
         "paymentMethod",
         "paymentReference",
         "paidAt",

@@ -179,7 +179,7 @@ def import_into(
     try:
         with session.begin_nested():
             existing = load_existing(session.connection(), sales=wants_sales(document))
-            plan = validate(document, existing, phone_region)
+            plan = validate(document, existing, phone_region, currency)
             _hash_passwords(plan, existing)
             outcome = write_plan(session, plan, existing, utcnow(), currency=currency)
             record_event(session, actor, "data.imported", details=_counts(outcome))

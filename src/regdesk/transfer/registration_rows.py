@@ -59,11 +59,12 @@ class Rows:
         product_names: dict[int, str],  # the stored products of the event, by id
         flags: set[str],
         options: dict[str, OptionSpec],
+        currency: str,  # the instance's: new orders'
     ) -> None:
         self.errors, self.existing, self.event_id, self.people = errors, existing, event_id, people
         self.sold = existing.sales
         self.capacities, self.product_names = capacities, product_names
-        self.flags, self.options = flags, options
+        self.flags, self.options, self.currency = flags, options, currency
         self.numbers: dict[Any, str] = {}
         self.codes: dict[Any, str] = {}
         self.ids: dict[Any, str] = {}
@@ -103,6 +104,7 @@ class Rows:
             product = self.product_names[stored["product_id"]]
         order = {c: record.values.pop(c) for c in ORDER_COLUMNS if c in record.values}
         status = order.get("status") or (stored["status"] if stored else OrderStatus.UNPAID)
+        self._currency(record, stored)
         self._payment(record, order, stored, status)
         self._check_in(record, stored)
         self._ticket_code(record, number)
@@ -189,6 +191,18 @@ class Rows:
             if record.raw.get(key) is not None:
                 record.error(key, f"is only for a paid or refunded order; this one is {status}")
             order[column] = None  # an order that was never paid keeps no payment
+
+    def _currency(self, record: Record, stored: Row | None) -> None:
+        """An export's `currency` says what its amounts are in: the order's own (a new one's,
+        the instance's). Amounts are never converted, so another is refused."""
+        given = record.get("currency", text(orders.c.currency, nonempty=True))
+        held = stored["currency"] if stored is not None else self.currency
+        if given is not None and given != held:
+            whose = "the order's" if stored is not None else "this instance's (REGDESK_CURRENCY)"
+            record.error(
+                "currency",
+                f"is {given!r}, but {whose} currency is {held!r}; amounts are never converted",
+            )
 
     def _check_in(self, record: Record, stored: Row | None) -> None:
         if "checkedInBy" not in record.raw:

@@ -93,9 +93,11 @@ def check_sales(
     existing: Existing,
     event_name: str | None,
     documented: dict[str, str | None],
+    currency: str,
 ) -> Sales | None:
     """The sections checked (None when the document has none, or no event to hold them).
-    `documented`: the document's users, lower(username) -> the e-mail it gives them, if any."""
+    `documented`: the document's users, lower(username) -> the e-mail it gives them, if any;
+    `currency`: the instance's, which new orders are in."""
     if event_name is None or not wants_sales(document):
         return None
     people = people_of(existing, documented)
@@ -121,6 +123,7 @@ def check_sales(
         product_names={row["id"]: name for name, row in stored_products.items()},
         flags={*stored_flags, *(f.short_name for f in flag_records)},
         options=catalogue,
+        currency=currency,
     )
     registration_records = rows.check(document)
     return Sales(product_records, flag_records, catalogue, registration_records)

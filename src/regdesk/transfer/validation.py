@@ -133,7 +133,8 @@ class Plan:
     sales: Sales | None = None  # registrations.md's sections (transfer/registrations.py)
 
 
-def validate(document: Any, existing: Existing, phone_region: str) -> Plan:
+def validate(document: Any, existing: Existing, phone_region: str, currency: str) -> Plan:
+    """`currency`: the instance's, which new orders are in."""
     errors = Errors()
     if not isinstance(document, dict):
         errors.add("document", f"must be a JSON object, not {describe(document)}")
@@ -151,7 +152,9 @@ def validate(document: Any, existing: Existing, phone_region: str) -> Plan:
     catalogue = event.options if event else {}
     volunteer_records = _check_volunteers(document, errors, user_keys, department_names, catalogue)
     documented = {u.key: u.values.get("email") for u in user_records}
-    sales = check_sales(document, errors, existing, event.name if event else None, documented)
+    sales = check_sales(
+        document, errors, existing, event.name if event else None, documented, currency
+    )
     errors.raise_if_any()
     return Plan(role_records, user_records, department_records, event, volunteer_records, sales)
 
