@@ -34,6 +34,8 @@ LAYERS: list[set[str]] = [
         "ratelimit",
         "deps",
         "documents",
+        "outbox",
+        "mail",
     },
     {"audit", "oauth", "events", "roles"},  # tokens and scopes; the event; roles
     {"users"},

@@ -12,7 +12,7 @@ from fastapi import APIRouter, FastAPI, Request
 from fastapi.openapi.utils import get_openapi
 from fastapi.responses import HTMLResponse, JSONResponse
 from fastapi_offline import FastAPIOffline
-from sqlalchemy import text
+from sqlalchemy import Engine, text
 from starlette.routing import BaseRoute
 from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
@@ -27,9 +27,11 @@ from regdesk.db.driver import GroupedWrites, LoopReads
 from regdesk.db.instance import instance_secret_key
 from regdesk.departments.routes import router as departments_router
 from regdesk.errors import install_error_handlers
+from regdesk.mail.service import mail_channel
 from regdesk.models import DOCUMENTS
 from regdesk.oauth.quick_grant import NEW_TOKEN, QuickTokens
 from regdesk.oauth.routes import router as oauth_router
+from regdesk.outbox.runner import Runner
 from regdesk.pagination import Cursors
 from regdesk.ratelimit import RateLimitHeaders, RateLimits
 from regdesk.registrations.routes import router as registrations_router
@@ -89,7 +91,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         app.state.secret_key = instance_secret_key(engine, settings.secret_key)
         app.state.cursors = Cursors(app.state.secret_key)
+        outbox = _outbox_runner(settings, engine)
+        if outbox is not None:
+            outbox.start()
         yield
+        if outbox is not None:
+            outbox.stop()
         app.state.loop_reads.close()
         app.state.loop_writes.close()
         engine.dispose()
@@ -141,6 +148,14 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         )
 
     return app
+
+
+def _outbox_runner(settings: Settings, engine: Engine) -> Runner | None:
+    """The delivery of this process's outbox, when there is somewhere to deliver to: without
+    a mail server, mail waits in the outbox (accounts.md)."""
+    if settings.smtp_url is None:
+        return None
+    return Runner(engine, [mail_channel(settings.smtp_url, settings.mail_from)])
 
 
 def _drop_unused_validation_responses(document: dict[str, Any]) -> None:

@@ -15,6 +15,7 @@ from babel.numbers import list_currencies
 from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from regdesk.mail.smtp import SmtpServer
 from regdesk.transport import is_loopback
 
 DEFAULT_DATABASE_URL = "sqlite:///./regdesk.sqlite3"
@@ -117,6 +118,24 @@ class Settings(BaseSettings):
         description="When attendees stop being able to change their badge name and options "
         "on /register (ISO 8601, e.g. 2027-06-01T00:00:00Z); unset: until the event.",
     )
+
+    smtp_url: str | None = Field(
+        default=None,
+        description="The mail server: smtp://user:password@host:587 (STARTTLS) or "
+        "smtps://user:password@host:465 (TLS). Unset: mail stays in the outbox, shown by "
+        "`regdesk mail list` and the admin area.",
+    )
+    mail_from: str = Field(
+        default="regdesk@localhost",
+        description="The From address of every message regdesk sends.",
+    )
+
+    @field_validator("smtp_url")
+    @classmethod
+    def _smtp_url_is_usable(cls, value: str | None) -> str | None:
+        if value:
+            SmtpServer.from_url(value)  # SmtpUrlError (a ValueError) says what is wrong
+        return value or None
 
     @field_validator("currency")
     @classmethod

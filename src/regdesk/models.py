@@ -1,6 +1,7 @@
 """Every table, imported in one place so the metadata (and Alembic) sees them all, and every
 record document (regdesk.documents), which the app and the command line install at start."""
 
+from regdesk.accounts.links import AccountLink
 from regdesk.accounts.models import LoginFailure
 from regdesk.audit.models import AuditEvent
 from regdesk.db import Base
@@ -17,6 +18,7 @@ from regdesk.oauth.models import (
     RefreshToken,
     UserPermission,
 )
+from regdesk.outbox.models import OutboxMessage
 from regdesk.registrations import records as registration_records
 from regdesk.registrations.models import (
     Order,
@@ -49,6 +51,7 @@ DOCUMENTS: tuple[Document, ...] = (
 __all__ = [
     "DOCUMENTS",
     "AccessToken",
+    "AccountLink",
     "Application",
     "AuditEvent",
     "AuthorizationCode",
@@ -61,6 +64,7 @@ __all__ = [
     "InstanceSetting",
     "LoginFailure",
     "Order",
+    "OutboxMessage",
     "Product",
     "RefreshToken",
     "Registration",

@@ -1,0 +1,109 @@
+"""The links regdesk mails a person (accounts.md): to verify an e-mail address (48 h), to set
+a new password (1 h). Each carries a random token that only the mail holds: the database keeps
+its SHA-256, so a copy of the database opens nothing. A link is used once: taking it is one
+conditional UPDATE, so of two clicks racing, one wins."""
+
+from __future__ import annotations
+
+import datetime as dt
+import enum
+import secrets
+from dataclasses import dataclass
+
+from sqlalchemy import ColumnElement, ForeignKey, Index, Integer, String, and_, select, update
+from sqlalchemy.orm import Mapped, Session, mapped_column
+
+from regdesk.db import Base, UTCDateTime, utcnow
+from regdesk.security import token_hash
+
+
+class LinkPurpose(enum.StrEnum):
+    VERIFY_EMAIL = "verify_email"  # also a changed address, until it is verified
+    RESET_PASSWORD = "reset_password"
+
+
+LIFETIMES = {
+    LinkPurpose.VERIFY_EMAIL: dt.timedelta(hours=48),
+    LinkPurpose.RESET_PASSWORD: dt.timedelta(hours=1),
+}
+
+
+class AccountLink(Base):
+    __tablename__ = "account_links"
+    __table_args__ = (Index("ix_account_links_user_id_purpose", "user_id", "purpose"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    purpose: Mapped[str] = mapped_column(String(32))
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    email: Mapped[str | None] = mapped_column(String(320))  # the address a link verifies
+    created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    expires_at: Mapped[dt.datetime] = mapped_column(UTCDateTime())
+    used_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime())
+
+
+@dataclass(frozen=True)
+class Link:
+    user_id: int
+    purpose: LinkPurpose
+    email: str | None
+
+
+def issue_link(
+    session: Session, user_id: int, purpose: LinkPurpose, *, email: str | None = None
+) -> str:
+    """A new link's token (to put in the mail; never stored). The user's earlier unused links
+    of the same purpose stop working: only the newest mail counts."""
+    now = utcnow()
+    session.execute(
+        update(AccountLink)
+        .where(
+            AccountLink.user_id == user_id,
+            AccountLink.purpose == purpose.value,
+            AccountLink.used_at.is_(None),
+        )
+        .values(used_at=now)
+    )
+    token = secrets.token_urlsafe(32)
+    session.add(
+        AccountLink(
+            purpose=purpose.value,
+            user_id=user_id,
+            token_hash=token_hash(token),
+            email=email,
+            created_at=now,
+            expires_at=now + LIFETIMES[purpose],
+        )
+    )
+    session.flush()
+    return token
+
+
+def peek_link(session: Session, token: str, purpose: LinkPurpose) -> Link | None:
+    """What a link would do, if it still works (to show its form), without using it."""
+    row = session.execute(
+        select(AccountLink.user_id, AccountLink.email).where(_usable(token, purpose, utcnow()))
+    ).first()
+    return Link(row.user_id, purpose, row.email) if row is not None else None
+
+
+def use_link(session: Session, token: str, purpose: LinkPurpose) -> Link | None:
+    """The link, used up (in the session's transaction): None when it is unknown, used,
+    expired or for another purpose."""
+    now = utcnow()
+    row = session.execute(
+        update(AccountLink)
+        .where(_usable(token, purpose, now))
+        .values(used_at=now)
+        .returning(AccountLink.user_id, AccountLink.email)
+    ).first()
+    return Link(row.user_id, purpose, row.email) if row is not None else None
+
+
+def _usable(token: str, purpose: LinkPurpose, now: dt.datetime) -> ColumnElement[bool]:
+    return and_(
+        AccountLink.token_hash == token_hash(token),
+        AccountLink.purpose == purpose.value,
+        AccountLink.used_at.is_(None),
+        AccountLink.expires_at > now,
+    )

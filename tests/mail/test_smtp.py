@@ -1,0 +1,166 @@
+"""Mail through a real SMTP server (aiosmtpd on loopback): in clear to a relay, with STARTTLS
+and a password, never a password in clear; a server that is down, then up, still gets every
+message; a server process delivers what a commit wrote to its outbox by itself."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+from sqlalchemy import Engine, select, update
+
+from regdesk.app import create_app
+from regdesk.config import load_settings
+from regdesk.db import read_session, utcnow, write_session
+from regdesk.mail.service import mail_channel, queue_mail
+from regdesk.mail.smtp import SmtpServer, SmtpUrlError
+from regdesk.outbox.models import OutboxMessage
+from regdesk.outbox.runner import POLL
+from regdesk.outbox.service import deliver
+from tests.helpers import database_text, free_port
+from tests.mail.support import PASSWORD, USER, certificate, smtp_server
+
+SENDER = "Convention <reg@con.example.org>"
+
+
+def queue(engine: Engine, *addresses: str) -> None:
+    with write_session(engine) as session:
+        for address in addresses:
+            queue_mail(
+                session,
+                to=address,
+                subject=f"Hello {address}",
+                text=f"Plain words for {address}.",
+                html=f"<p>Words for <b>{address}</b>.</p>",
+            )
+
+
+def statuses(engine: Engine) -> list[tuple[str, int, str | None]]:
+    with read_session(engine) as session:
+        rows = session.execute(
+            select(OutboxMessage.status, OutboxMessage.attempts, OutboxMessage.last_error).order_by(
+                OutboxMessage.id
+            )
+        )
+        return [tuple(row) for row in rows]  # type: ignore[misc]
+
+
+def time_passes(engine: Engine) -> None:
+    """The retries' wait is over (the tests do not sleep through it)."""
+    with write_session(engine) as session:
+        session.execute(update(OutboxMessage).values(due_at=utcnow()))
+
+
+def test_a_relay_in_clear_gets_both_parts_from_the_configured_sender(engine: Engine) -> None:
+    with smtp_server() as (inbox, port):
+        queue(engine, "fox@example.org")
+        done = deliver(engine, mail_channel(f"smtp://127.0.0.1:{port}", SENDER))
+        [message] = inbox.wait_for(1)
+    assert done.sent == 1
+    assert (message["From"], message["To"]) == (SENDER, "fox@example.org")
+    assert message["Subject"] == "Hello fox@example.org"
+    assert message["Message-ID"]
+    assert message["Date"]
+    parts = {part.get_content_type(): part.get_payload(decode=True) for part in message.walk()}
+    assert b"Plain words for fox@example.org." in parts["text/plain"]
+    assert b"<b>fox@example.org</b>" in parts["text/html"]
+    assert inbox.messages[0][1] == ["fox@example.org"]
+    assert statuses(engine) == [("sent", 1, None)]
+
+
+def test_starttls_and_a_password(
+    engine: Engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cert, key = certificate(tmp_path)
+    monkeypatch.setenv("SSL_CERT_FILE", str(cert))  # the test's own authority
+    with smtp_server(tls=(cert, key), password=True) as (inbox, port):
+        queue(engine, "otter@example.org")
+        url = f"smtp://{USER}:{PASSWORD}@127.0.0.1:{port}"
+        assert deliver(engine, mail_channel(url, SENDER)).sent == 1
+        [message] = inbox.wait_for(1)
+    assert message["To"] == "otter@example.org"
+
+
+def test_a_certificate_nobody_vouches_for_is_refused(engine: Engine, tmp_path: Path) -> None:
+    cert, key = certificate(tmp_path)  # SSL_CERT_FILE not set: the system's authorities
+    with smtp_server(tls=(cert, key)) as (inbox, port):
+        queue(engine, "otter@example.org")
+        done = deliver(engine, mail_channel(f"smtp://127.0.0.1:{port}", SENDER))
+    assert (done.sent, done.retrying, inbox.messages) == (0, 1, [])
+    [(status, _, error)] = statuses(engine)
+    assert status == "pending"
+    assert error is not None
+    assert "certificate" in error.lower()
+
+
+def test_a_password_is_never_sent_in_clear_nor_kept(engine: Engine) -> None:
+    """A server that offers no STARTTLS gets no password: the message waits, and the password
+    is in no error, no row, no representation of the server."""
+    with smtp_server() as (inbox, port):
+        queue(engine, "wolf@example.org")
+        url = f"smtp://{USER}:{PASSWORD}@127.0.0.1:{port}"
+        done = deliver(engine, mail_channel(url, SENDER))
+    assert (done.sent, inbox.messages) == (0, [])
+    [(_, _, error)] = statuses(engine)
+    assert error is not None
+    assert "STARTTLS" in error
+    assert PASSWORD not in database_text(engine)
+    assert PASSWORD not in repr(SmtpServer.from_url(url))
+
+
+def test_a_server_that_is_down_then_up_gets_every_message(engine: Engine) -> None:
+    port = free_port()  # nothing listens there yet
+    channel = mail_channel(f"smtp://127.0.0.1:{port}", SENDER)
+    addresses = [f"person{n}@example.org" for n in range(5)]
+    queue(engine, *addresses)
+    done = deliver(engine, channel)
+    assert (done.sent, done.retrying) == (0, 5)
+    assert {status for status, _, _ in statuses(engine)} == {"pending"}
+    with smtp_server(port) as (inbox, _):
+        time_passes(engine)
+        assert deliver(engine, channel).sent == 5
+        received = inbox.wait_for(5)
+        time_passes(engine)
+        assert deliver(engine, channel).sent == 0  # each sent once
+    assert sorted(message["To"] for message in received) == addresses
+    assert statuses(engine) == [("sent", 2, None)] * 5
+
+
+def test_a_server_process_sends_what_a_commit_wrote_without_being_asked(
+    engine: Engine, database_url: str
+) -> None:
+    with smtp_server() as (inbox, port):
+        settings = load_settings(
+            database_url=database_url,
+            public_url="https://testserver",
+            smtp_url=f"smtp://127.0.0.1:{port}",
+            mail_from=SENDER,
+        )
+        with TestClient(create_app(settings), base_url="https://testserver"):
+            queue(engine, "hare@example.org")
+            [message] = inbox.wait_for(1, seconds=POLL / 2)  # the commit woke it, no poll
+    assert message["To"] == "hare@example.org"
+    assert statuses(engine) == [("sent", 1, None)]
+
+
+@pytest.mark.parametrize(
+    "url",
+    ["http://mail.example.org", "smtp://", "smtp://host:port", "smtps:///nohost"],
+)
+def test_an_smtp_url_regdesk_cannot_use_is_refused_at_start(url: str) -> None:
+    with pytest.raises(SmtpUrlError):
+        SmtpServer.from_url(url)
+    with pytest.raises(ValueError, match="REGDESK_SMTP_URL"):
+        load_settings(smtp_url=url)
+
+
+def test_the_default_ports() -> None:
+    assert SmtpServer.from_url("smtp://mail.example.org").port == 587
+    assert SmtpServer.from_url("smtps://mail.example.org").port == 465
+    assert SmtpServer.from_url("smtps://u:p%40ss@mail.example.org").password == "p@ss"
+    assert SmtpServer.from_url("smtps://u:p@mail.example.org:2465").address == (
+        "smtps://mail.example.org:2465"
+    )
+    assert dt.timedelta(days=3) == mail_channel("smtp://h", SENDER).give_up_after
