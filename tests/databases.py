@@ -112,6 +112,9 @@ class PostgresSchemas:
     def __init__(self, base: str) -> None:
         self.base = base
         self.admin = autocommit(base)
+        # Replaying and emptying schemas, each in a transaction that sets its search_path:
+        # one pooled connection for the process, not a new one for every test.
+        self.worker = make_engine(base, pool_size=1)
         self._migration: list[Statement] | None = None
         self._prints: dict[str, str] = {}  # each migrated schema's, as the replay left it
         self._free: list[str] = []
@@ -139,6 +142,7 @@ class PostgresSchemas:
         for schema in list(self._owned):
             self._drop(schema)
         self.admin.dispose()
+        self.worker.dispose()
 
     def _new(self) -> str:
         schema = f"t_{os.getpid()}_{uuid.uuid4().hex[:12]}"
@@ -157,10 +161,10 @@ class PostgresSchemas:
         """Send the migrations' statements into `schema`, in one transaction: the migrated
         schema without alembic's own work of loading and planning revisions."""
         statements = self._recorded()
-        engine = make_engine(with_schema(self.base, schema))
-        connection = engine.raw_connection()
+        connection = self.worker.raw_connection()
         try:
             cursor = connection.cursor()
+            cursor.execute(f'SET LOCAL search_path TO "{schema}"')
             for statement in statements:
                 cursor.execute(statement.sql, statement.parameters)
             cursor.execute(_CATALOG_PRINT)
@@ -168,7 +172,6 @@ class PostgresSchemas:
             connection.commit()
         finally:
             connection.close()
-            engine.dispose()
         self._prints[schema] = printed
 
     def _recorded(self) -> list[Statement]:
@@ -190,11 +193,11 @@ class PostgresSchemas:
         return self._migration
 
     def _emptied(self, schema: str) -> bool:
-        engine = make_engine(with_schema(self.base, schema))
-        connection = engine.raw_connection()
+        connection = self.worker.raw_connection()
         try:
             cursor = connection.cursor()
-            cursor.execute("SET lock_timeout = '10s'")
+            cursor.execute(f'SET LOCAL search_path TO "{schema}"')
+            cursor.execute("SET LOCAL lock_timeout = '10s'")
             cursor.execute(_CATALOG_PRINT)
             if cursor.fetchone()[0] != self._prints.get(schema):
                 connection.rollback()
@@ -208,4 +211,3 @@ class PostgresSchemas:
             return True
         finally:
             connection.close()
-            engine.dispose()
