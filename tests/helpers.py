@@ -10,6 +10,7 @@ import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
+from typing import IO
 
 import httpx
 from sqlalchemy import Engine, MetaData, func, select
@@ -51,18 +52,21 @@ def free_port() -> int:
 
 
 @contextmanager
-def live_server(database_url: str, settings: Mapping[str, str] | None = None) -> Iterator[str]:
+def live_server(
+    database_url: str, settings: Mapping[str, str] | None = None, *, stdout: IO[bytes] | None = None
+) -> Iterator[str]:
     """`regdesk serve` from the installed console script, on a free loopback port.
 
-    `settings`: more environment for it, e.g. `{"REGDESK_REDIS_URL": ...}`.
+    `settings`: more environment for it, e.g. `{"REGDESK_REDIS_URL": ...}`; `stdout`: where its
+    access log goes (nowhere by default).
     """
-    with live_server_process(database_url, settings) as (base, _):
+    with live_server_process(database_url, settings, stdout=stdout) as (base, _):
         yield base
 
 
 @contextmanager
 def live_server_process(
-    database_url: str, settings: Mapping[str, str] | None = None
+    database_url: str, settings: Mapping[str, str] | None = None, *, stdout: IO[bytes] | None = None
 ) -> Iterator[tuple[str, int]]:
     """`live_server`, and the server's process id (to watch its memory in /proc)."""
     port = free_port()
@@ -73,7 +77,7 @@ def live_server_process(
     process = subprocess.Popen(
         [str(regdesk), "serve", "--host", "127.0.0.1", "--port", str(port)],
         env=env,
-        stdout=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL if stdout is None else stdout,
         stderr=subprocess.PIPE,
     )
     base = f"http://127.0.0.1:{port}"

@@ -18,6 +18,7 @@ from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
 from regdesk import documents
 from regdesk.accounts import pages as account_pages
+from regdesk.accounts import password_pages, signup_pages
 from regdesk.accounts.routes import router as current_user_router
 from regdesk.admin.routes import router as admin_router
 from regdesk.bodies import BodyLimits
@@ -63,6 +64,8 @@ ROUTERS = (
     roles_router,
     departments_router,
     account_pages.router,
+    password_pages.router,
+    signup_pages.router,
     consent.router,
     volunteering.router,
     registering.router,

@@ -129,12 +129,28 @@ class Settings(BaseSettings):
         default="regdesk@localhost",
         description="The From address of every message regdesk sends.",
     )
+    signup: Literal["open", "closed"] = Field(
+        default="open",
+        description="Whether people may make their own account at /signup.",
+    )
+    terms_url: str | None = Field(
+        default=None,
+        description="The organizer's terms (https://...): when set, /signup asks people to "
+        "agree to them.",
+    )
 
     @field_validator("smtp_url")
     @classmethod
     def _smtp_url_is_usable(cls, value: str | None) -> str | None:
         if value:
             SmtpServer.from_url(value)  # SmtpUrlError (a ValueError) says what is wrong
+        return value or None
+
+    @field_validator("terms_url")
+    @classmethod
+    def _terms_url_is_a_web_address(cls, value: str | None) -> str | None:
+        if value and urlsplit(value).scheme not in ("https", "http"):
+            raise ValueError("must be a web address (https://...)")
         return value or None
 
     @field_validator("currency")

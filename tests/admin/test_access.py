@@ -139,6 +139,8 @@ ADMIN_AREA: dict[tuple[str, str], Rule] = {
     ("POST", "/admin/transfer/export"): A,
     # the audit log
     ("GET", "/admin/audit"): A,
+    # the mail outbox
+    ("GET", "/admin/mail"): A,
 }
 
 # Outside the admin area, but in this table: the form any signed-in attendee uses to apply.

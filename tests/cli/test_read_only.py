@@ -24,6 +24,8 @@ READ_ONLY_COMMANDS = [
     ["apps", "show", "1", "--json"],
     ["audit"],
     ["audit", "--json", "--action", "app.created"],
+    ["mail", "list"],
+    ["mail", "list", "--json"],
 ]
 
 

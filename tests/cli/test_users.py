@@ -74,6 +74,28 @@ def test_create_with_password_roles_and_permissions(cli: Cli, engine: Engine) ->
 
 
 @pytest.mark.parametrize(
+    ("typed", "message"),
+    [
+        ("tiny-pass", "must be at least 10 characters long"),
+        ("QWERTYUIOP", "is one of the most common passwords"),
+        ("Fox@example.org", "must not be the username or e-mail address of the account"),
+    ],
+    ids=["short", "common", "own-address"],
+)
+def test_a_password_the_rule_refuses_creates_no_one(
+    cli: Cli, engine: Engine, typed: str, message: str
+) -> None:
+    """accounts/password_rule.py, from stdin or the option alike."""
+    for how in (["--password", "-"], ["--password", typed]):
+        result = cli(*BASE, *how, input=f"{typed}\n")
+        assert result.exit_code == 1
+        assert result.stderr.startswith(f"Error: password: {message}")
+        assert result.stdout == ""
+    with read_session(engine) as session:
+        assert session.scalars(select(User)).all() == []
+
+
+@pytest.mark.parametrize(
     ("extra", "message"),
     [
         (["--role", "Nope"], "no role named 'Nope'"),

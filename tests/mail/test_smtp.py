@@ -18,7 +18,7 @@ from regdesk.mail.service import mail_channel, queue_mail
 from regdesk.mail.smtp import SmtpServer, SmtpUrlError
 from regdesk.outbox.models import OutboxMessage
 from regdesk.outbox.runner import POLL
-from regdesk.outbox.service import deliver
+from regdesk.outbox.service import claim, deliver, record_failure
 from tests.helpers import database_text, free_port
 from tests.mail.support import PASSWORD, USER, certificate, smtp_server
 
@@ -68,6 +68,21 @@ def test_a_relay_in_clear_gets_both_parts_from_the_configured_sender(engine: Eng
     assert b"<b>fox@example.org</b>" in parts["text/html"]
     assert inbox.messages[0][1] == ["fox@example.org"]
     assert statuses(engine) == [("sent", 1, None)]
+    # Sent, the message's parts (and any link in them) are gone; to whom and about what stay.
+    assert payloads(engine) == [{"to": "fox@example.org", "subject": "Hello fox@example.org"}]
+
+
+def test_a_message_given_up_keeps_no_part_either(engine: Engine) -> None:
+    queue(engine, "fox@example.org")
+    channel = mail_channel(f"smtp://127.0.0.1:{free_port()}", SENDER)  # nobody listens
+    [claimed] = claim(engine, "mail", limit=1, now=utcnow() + dt.timedelta(days=4))
+    assert record_failure(engine, claimed, channel, "refused", now=utcnow() + dt.timedelta(days=4))
+    assert payloads(engine) == [{"to": "fox@example.org", "subject": "Hello fox@example.org"}]
+
+
+def payloads(engine: Engine) -> list[dict[str, str]]:
+    with read_session(engine) as session:
+        return list(session.scalars(select(OutboxMessage.payload).order_by(OutboxMessage.id)))
 
 
 def test_starttls_and_a_password(

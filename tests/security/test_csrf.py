@@ -48,7 +48,18 @@ from tests.web.support import (
 )
 
 LOGIN = "/login"
-SESSION_FORMS = [r for r in page_routes("POST") if r.path != LOGIN]
+# Forms sent before anyone signs in: their token pairs with the login form's cookie instead.
+BEFORE_SIGN_IN = (
+    LOGIN,
+    "/password/forgot",
+    "/password/reset/{token}",
+    "/signup",
+    "/verify/{token}",
+)
+SESSION_FORMS = [r for r in page_routes("POST") if r.path not in BEFORE_SIGN_IN]
+OTHER_FORMS_BEFORE_SIGN_IN = [
+    r for r in page_routes("POST") if r.path in BEFORE_SIGN_IN and r.path != LOGIN
+]
 FORGED = "0" * 64
 
 
@@ -379,3 +390,72 @@ def test_the_genuine_login_form_is_not_refused(client: TestClient, world: World)
     response = client.post(LOGIN, data=data, follow_redirects=False)
     assert response.status_code == 303  # not 307 (RFC 9700 4.12): the password is not re-sent
     assert session_cookie(client)
+
+
+# --- the other forms before sign-in (a forgotten password, sign-up): as the login form ------
+
+
+def _before_sign_in_fields(world: World) -> dict[str, str]:
+    """What each of those forms asks, filled in well (each reads its own fields)."""
+    return {
+        "login": world.other_admin.username,
+        "password": "a password long enough",
+        "password_again": "a password long enough",
+        "username": "newcomer",
+        "first_name": "New",
+        "last_name": "Comer",
+        "email": "newcomer@example.org",
+        "born": "1990-01-01",
+    }
+
+
+@pytest.mark.parametrize("forgery", list(LOGIN_FORGERIES.values()), ids=list(LOGIN_FORGERIES))
+@pytest.mark.parametrize("route", OTHER_FORMS_BEFORE_SIGN_IN, ids=str)
+def test_a_forged_form_before_sign_in_is_refused_and_changes_nothing(
+    app: FastAPI,
+    client: TestClient,
+    engine: Engine,
+    world: World,
+    route: Route,
+    forgery: Callable[[FastAPI, TestClient, World], tuple[str | None, bool]],
+) -> None:
+    _login_fields(client)
+    token, keep_cookie = forgery(app, client, world)
+    if not keep_cookie:
+        client.cookies.clear()
+    data = _before_sign_in_fields(world)
+    if token is not None:
+        data["csrf_token"] = token
+    before = snapshot(engine)
+    response = client.post(route.url(), data=data, follow_redirects=False)
+    assert response.status_code == 403
+    assert REFUSED_FORM in response.text
+    assert changed_tables(before, snapshot(engine)) == []
+
+
+@pytest.mark.parametrize("site", ["cross-site", "same-site"])
+@pytest.mark.parametrize("route", OTHER_FORMS_BEFORE_SIGN_IN, ids=str)
+def test_a_form_before_sign_in_from_another_site_is_refused_even_with_its_token(
+    client: TestClient, engine: Engine, world: World, route: Route, site: str
+) -> None:
+    _, fields = _login_fields(client)
+    data = {**fields, **_before_sign_in_fields(world)}
+    before = snapshot(engine)
+    response = client.post(
+        route.url(), data=data, headers={"Sec-Fetch-Site": site}, follow_redirects=False
+    )
+    assert response.status_code == 403
+    assert changed_tables(before, snapshot(engine)) == []
+
+
+@pytest.mark.parametrize("route", OTHER_FORMS_BEFORE_SIGN_IN, ids=str)
+def test_the_genuine_form_before_sign_in_is_not_refused(
+    client: TestClient, world: World, route: Route
+) -> None:
+    """The control: with the token of the login cookie, the form does its work (a link for
+    /password/forgot, an account for /signup; the dead-link page for a made-up token)."""
+    _, fields = _login_fields(client)
+    data = {**fields, **_before_sign_in_fields(world)}
+    response = client.post(route.url(), data=data, follow_redirects=False)
+    assert REFUSED_FORM not in response.text
+    assert response.status_code in (303, 410), (response.status_code, response.text[:300])

@@ -22,16 +22,18 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import Engine
 
+from regdesk.accounts.links import LinkPurpose, issue_link
 from regdesk.audit.service import Actor
 from regdesk.db import write_session
 from regdesk.events.service import current_event_for_writing
 from regdesk.oauth.scopes import SCOPES, Holder
 from regdesk.registrations.models import Product
 from regdesk.registrations.ordering import place_order
+from regdesk.users.service import find_by_login
 from tests.api.support import import_rich
 from tests.conftest import Apps, bearer
 from tests.security.support import Route, assert_page_headers, new_user, page_routes, routes
-from tests.web.support import authorize_params, log_in, register_app
+from tests.web.support import authorize_params, form, forms, log_in, register_app
 
 STATIC_PUBLIC = {"/", "/docs", "/redoc", "/docs/oauth2-redirect"}
 
@@ -111,6 +113,29 @@ def _anonymous(path: str, method: str = "GET", **params: str) -> PageVisit:
     return visit
 
 
+def _reset_link(engine: Engine, login: str) -> str:
+    with write_session(engine) as session:
+        user = find_by_login(session, login)
+        assert user is not None
+        return f"/password/reset/{issue_link(session, user.id, LinkPurpose.RESET_PASSWORD)}"
+
+
+def _reset_form(client: TestClient, engine: Engine, fox: str, owl: str) -> httpx.Response:
+    return client.get(_reset_link(engine, fox))
+
+
+def _reset_refused(client: TestClient, engine: Engine, fox: str, owl: str) -> httpx.Response:
+    link = _reset_link(engine, fox)
+    fields = forms(client.get(link).text)[0].fields
+    return client.post(link, data={**fields, "password": "short", "password_again": "short"})
+
+
+def _change_refused(client: TestClient, engine: Engine, fox: str, owl: str) -> httpx.Response:
+    log_in(client, fox)
+    fields = form(client.get("/account").text, "/account/password").fields
+    return client.post("/account/password", data={**fields, "current_password": "wrong"})
+
+
 def _throttled(client: TestClient, engine: Engine, fox: str, owl: str) -> httpx.Response:
     for _ in range(6):
         response = log_in(client, fox, "wrong")
@@ -130,6 +155,12 @@ PAGE_STATES: dict[str, tuple[PageVisit, int]] = {
     "invalid-request-permission": (_lacking, 400),
     "forbidden": (_anonymous("/login", "POST"), 403),
     "oauth-logout": (_anonymous("/oauth/logout"), 200),
+    "password-forgot": (_anonymous("/password/forgot"), 200),
+    "password-forgot-sent": (_anonymous("/password/forgot", sent=""), 200),
+    "password-reset": (_reset_form, 200),
+    "password-reset-refused": (_reset_refused, 400),
+    "password-link-dead": (_anonymous("/password/reset/no-such-link"), 410),
+    "account-password-refused": (_change_refused, 400),
 }
 
 

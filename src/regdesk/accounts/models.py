@@ -1,4 +1,5 @@
-"""Failed logins, counted to throttle guessing (accounts/throttle.py says against whom).
+"""Failed logins, counted to throttle guessing, and requests for a password-reset link,
+counted to throttle mail (accounts/throttle.py says against whom).
 
 No secret is kept: a failed login is stored by hashes of what was typed, the address and the
 trusted browser it came from.
@@ -15,7 +16,8 @@ from regdesk.db import Base, UTCDateTime, utcnow
 
 
 class LoginFailure(Base):
-    """One failed login, counted to throttle guessing (accounts/throttle.py says against whom)."""
+    """One failed login, or one request for a reset link, under keys of its own (accounts/
+    throttle.py says against whom)."""
 
     __tablename__ = "login_failures"
     __table_args__ = (

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import functools
-import os
-import threading
 from typing import Annotated
 
 from fastapi import APIRouter, Form, Query, Request
@@ -13,21 +10,18 @@ from sqlalchemy import Engine
 
 from regdesk import ratelimit
 from regdesk.accounts import throttle
+from regdesk.accounts.account_page import MAX_LOGIN, TextField, account_view
 from regdesk.accounts.devices import remember as remember_device
 from regdesk.accounts.devices import trusted_device
+from regdesk.accounts.passwords import password_matches
 from regdesk.audit.service import Actor, record_event
 from regdesk.db import read_session
-from regdesk.events.service import current_event
-from regdesk.oauth.grants import connected_applications, revoke_application
-from regdesk.registrations.service import live_registration
-from regdesk.security import hash_password, verify_password
-from regdesk.users.models import User
+from regdesk.oauth.grants import revoke_application
 from regdesk.users.service import find_by_login
 from regdesk.web import csrf
-from regdesk.web.pages import render, scopes_in_words
+from regdesk.web.pages import render
 from regdesk.web.redirects import local_path
 from regdesk.web.sessions import COOKIE_NAME, end_session, start_session
-from regdesk.web.tickets import ticket_of, ticket_qr_svg
 from regdesk.web.visitor import (
     PageDb,
     Visitor,
@@ -43,13 +37,11 @@ from regdesk.web.visitor import (
 
 router = APIRouter(include_in_schema=False)
 
-MAX_LOGIN = 320
-MAX_PASSWORD = 1024
 # One message for an unknown account, a wrong password and an account without a password:
 # the form must not tell a stranger which usernames exist.
 WRONG_CREDENTIALS = "That username or e-mail and password do not match an account."
-
-TextField = Annotated[str, Form()]
+# What /login?notice=... says: only these words, never what a link puts in the address.
+NOTICES = {"password_reset": "Your password was changed. Log in with your new password."}
 
 
 # --- login ---------------------------------------------------------------------------------
@@ -60,8 +52,9 @@ def login_page(
     request: Request,
     visitor: VisitorDep,
     next_: Annotated[str | None, Query(alias="next")] = None,
+    notice: Annotated[str | None, Query()] = None,
 ) -> Response:
-    return _login_form(request, visitor, next_=local_path(next_))
+    return _login_form(request, visitor, next_=local_path(next_), notice=NOTICES.get(notice or ""))
 
 
 @router.post("/login")
@@ -102,7 +95,7 @@ def login(
                 username=login_name,
             )
     if wait is None:
-        matches = _password_matches(user, password)
+        matches = password_matches(user, password)
         if limits_on:
             # Again under the lock, which counts attempts on one login one after another.
             throttle.lock(db, attempt)
@@ -150,25 +143,6 @@ def login(
     return response
 
 
-# Each argon2 check takes 64 MiB for its moment: a storm of logins waits its turn for a core
-# rather than taking the server's memory.
-_PASSWORD_CHECKS = threading.BoundedSemaphore(os.cpu_count() or 2)
-
-
-@functools.cache
-def _stand_in_hash() -> str:
-    return hash_password("regdesk: no such account")
-
-
-def _password_matches(user: User | None, password: str) -> bool:
-    with _PASSWORD_CHECKS:
-        if user is None or not user.password_hash or len(password) > MAX_PASSWORD:
-            # The same argon2 work as a real check, so that timing does not tell who exists.
-            verify_password(_stand_in_hash(), password[:MAX_PASSWORD])
-            return False
-        return verify_password(user.password_hash, password)
-
-
 def _too_many(
     request: Request,
     visitor: Visitor | None,
@@ -198,6 +172,7 @@ def _login_form(
     *,
     next_: str | None,
     username: str = "",
+    notice: str | None = None,
     error: str | None = None,
     status_code: int = 200,
     headers: dict[str, str] | None = None,
@@ -211,6 +186,7 @@ def _login_form(
             "login_token": csrf.login_token(request, nonce),
             "next": next_,
             "username": username,
+            "notice": notice,
             "error": error,
         },
         status_code=status_code,
@@ -253,36 +229,17 @@ def account_page(
     db: PageDb,
     visitor: VisitorDep,
     revoked: Annotated[str | None, Query()] = None,
+    password_changed: Annotated[str | None, Query()] = None,
 ) -> Response:
     if visitor is None:
         return login_redirect("/account")
-    applications = [
-        (application, scopes_in_words(application.scopes))
-        for application in connected_applications(db, visitor.user.id)
-    ]
-    held = live_registration(db, visitor.user.id)  # the visitor's own, and only theirs
-    return render(
+    return account_view(
         request,
-        "account.html",
-        {
-            "visitor": visitor,
-            "user": visitor.user,
-            "address": address_lines(visitor.user),
-            "applications": applications,
-            "revoked": revoked is not None,
-            "event": current_event(db),
-            "ticket": ticket_of(held) if held else None,
-            "ticket_qr": ticket_qr_svg(held.registration.ticket_code) if held else None,
-        },
+        db,
+        visitor,
+        revoked=revoked is not None,
+        password_changed=password_changed is not None,
     )
-
-
-def address_lines(user: User) -> list[str]:
-    """The postal address as it is written on an envelope; empty when there is none."""
-    place = " ".join(p for p in (user.address_state, user.address_zipcode) if p)
-    city = ", ".join(p for p in (user.address_city, place) if p)
-    lines = (user.address_line1, user.address_line2, city, user.address_country)
-    return [line for line in lines if line]
 
 
 @router.post("/account/revoke")

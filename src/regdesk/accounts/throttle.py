@@ -22,6 +22,11 @@ Past a limit, the form answers 429 without checking the password, until the olde
 failure leaves the window. A success forgives the failures it explains: those of its own
 browser, or, for a browser not yet trusted, those of the account's username and e-mail from
 that address. Failures are rows in the database, so the limits hold across every process.
+
+Requests for a password-reset link (/password/forgot) are counted in the same rows, under keys
+of their own (they never spend a login's budget, nor a login theirs): per what was typed,
+RESET_PER_LOGIN, so that nobody floods a mailbox; per address, RESET_PER_ADDRESS. As with
+logins, what was typed is counted whether an account answers to it or not.
 """
 
 from __future__ import annotations
@@ -45,6 +50,9 @@ PER_DEVICE = 10
 PER_PAIR = 5
 PER_LOGIN = 20
 PER_ADDRESS = 100
+RESET_PER_LOGIN = 3
+RESET_PER_ADDRESS = 30
+SIGNUP_PER_ADDRESS = 10
 # PostgreSQL advisory-lock classes: one attempt per login, per address, per device at a time,
 # so that concurrent guesses cannot all pass the count before any is recorded.
 _LOGIN_LOCK, _ADDRESS_LOCK, _DEVICE_LOCK = 0x72640001, 0x72640002, 0x72640003
@@ -96,7 +104,6 @@ def lock(db: Session, attempt: Attempt) -> None:
 
 def retry_after(db: Session, attempt: Attempt) -> int | None:
     """Seconds until another attempt is allowed, or None when one is allowed now."""
-    now = utcnow()
     failures = LoginFailure
     if attempt.device_key is not None:
         limits = [(failures.device_key == attempt.device_key, PER_DEVICE)]
@@ -112,9 +119,7 @@ def retry_after(db: Session, attempt: Attempt) -> int | None:
             ((failures.login_key == attempt.login_key) & untrusted, PER_LOGIN),
             ((failures.address_key == attempt.address_key) & untrusted, PER_ADDRESS),
         ]
-    waits = [_wait(db, which, limit, now) for which, limit in limits]
-    longest = max((w for w in waits if w is not None), default=None)
-    return None if longest is None else max(1, math.ceil(longest.total_seconds()))
+    return _longest_wait(db, limits)
 
 
 def record_failure(db: Session, attempt: Attempt) -> None:
@@ -143,6 +148,44 @@ def forgive(db: Session, attempt: Attempt, logins: Iterable[str]) -> None:
             & LoginFailure.device_key.is_(None)
         )
     db.execute(delete(LoginFailure).where(which))
+
+
+def reset_request_allowed(db: Session, login: str, address: str | None) -> bool:
+    """Whether a reset link may be mailed for what was typed, `login`, at a request from
+    `address`: if so, the request is counted (in the caller's transaction); if not, nothing is."""
+    request = Attempt(
+        _digest(f"reset:{login.casefold()}"), _digest(f"reset from:{address_key(address)}"), None
+    )
+    lock(db, request)
+    limits = [
+        (LoginFailure.login_key == request.login_key, RESET_PER_LOGIN),
+        (LoginFailure.address_key == request.address_key, RESET_PER_ADDRESS),
+    ]
+    if _longest_wait(db, limits) is not None:
+        return False
+    record_failure(db, request)
+    return True
+
+
+def signup_allowed(db: Session, address: str | None) -> bool:
+    """Whether a sign-up form from `address` may be tried now (SIGNUP_PER_ADDRESS in the
+    window, whatever came of them: each says whether an address is taken); if so, it is
+    counted (in the caller's transaction); if not, nothing is."""
+    request = Attempt(_digest("signup"), _digest(f"signup from:{address_key(address)}"), None)
+    lock(db, request)
+    limits = [(LoginFailure.address_key == request.address_key, SIGNUP_PER_ADDRESS)]
+    if _longest_wait(db, limits) is not None:
+        return False
+    record_failure(db, request)
+    return True
+
+
+def _longest_wait(db: Session, limits: list[tuple[ColumnElement[bool], int]]) -> int | None:
+    """Seconds until none of `limits` (which failures, how many) is full; None: none is now."""
+    now = utcnow()
+    waits = [_wait(db, which, limit, now) for which, limit in limits]
+    longest = max((w for w in waits if w is not None), default=None)
+    return None if longest is None else max(1, math.ceil(longest.total_seconds()))
 
 
 def _wait(

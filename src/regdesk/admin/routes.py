@@ -10,6 +10,7 @@ from regdesk.admin import (
     audit,
     departments,
     flags,
+    mail,
     options,
     orders,
     products,
@@ -34,6 +35,7 @@ def home(request: Request, staffer: StaffDep) -> HTMLResponse:
 router.include_router(applications.router)
 router.include_router(transfer.router)
 router.include_router(audit.router)
+router.include_router(mail.router)
 router.include_router(options.router)
 router.include_router(options.registration_router)
 router.include_router(flags.router)

@@ -15,7 +15,8 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, Response
 from sqlalchemy.orm import Session
 
-from regdesk.accounts.passwords import PASSWORD_MIN, reset_password
+from regdesk.accounts.password_rule import PASSWORD_MIN
+from regdesk.accounts.passwords import reset_password
 from regdesk.admin.access import AdminDep, Staffer
 from regdesk.admin.pages import (
     FormDep,

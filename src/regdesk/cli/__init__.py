@@ -185,6 +185,7 @@ from regdesk.cli import apps as apps  # noqa: E402
 from regdesk.cli import audit as audit  # noqa: E402
 from regdesk.cli import db as db  # noqa: E402
 from regdesk.cli import demo as demo  # noqa: E402
+from regdesk.cli import mail as mail  # noqa: E402
 from regdesk.cli import serve as serve  # noqa: E402
 from regdesk.cli import tokens as tokens  # noqa: E402
 from regdesk.cli import transfer as transfer  # noqa: E402

@@ -30,6 +30,7 @@ def serve(
 
     from regdesk.db.instance import instance_secret_key
     from regdesk.transport import tls_context
+    from regdesk.web.access_log import log_config
 
     if bool(tls_cert) != bool(tls_key):
         raise click.UsageError("--tls-cert and --tls-key go together")
@@ -57,6 +58,7 @@ def serve(
         server_header=False,
         timeout_keep_alive=context.settings.keep_alive_seconds,
         log_level="info",
+        log_config=log_config(),
         access_log=context.settings.access_log == "on",
     )
 

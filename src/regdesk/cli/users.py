@@ -7,7 +7,8 @@ import sys
 import click
 
 from regdesk.audit.service import Actor
-from regdesk.cli import Context, emit, json_option, main, pass_context
+from regdesk.cli import Context, InvalidInput, emit, json_option, main, pass_context
+from regdesk.errors import Invalid
 
 
 @main.group()
@@ -46,6 +47,12 @@ def users_create(
         password = sys.stdin.readline().rstrip("\n")
     elif password is None and not no_password:
         password = click.prompt("Password", hide_input=True, confirmation_prompt=True, err=True)
+    if password is not None:
+        from regdesk.accounts.password_rule import password_problem
+
+        problem = password_problem(password, username=username, email=email)
+        if problem is not None:
+            raise InvalidInput(Invalid({"password": problem}))
     with context.writing() as session:
         new = NewUser(username, email, first_name, last_name, password, roles, permissions)
         user = create_user(session, Actor.command_line(), new)

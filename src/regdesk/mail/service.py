@@ -17,9 +17,10 @@ CHANNEL = "mail"
 GIVE_UP_AFTER = dt.timedelta(days=3)
 
 
-def queue_mail(session: Session, *, to: str, subject: str, text: str, html: str) -> None:
-    """A message to `to` with a plain-text and an HTML part, sent after the session commits."""
-    enqueue(session, CHANNEL, {"to": to, "subject": subject, "text": text, "html": html})
+def queue_mail(session: Session, *, to: str, subject: str, text: str, html: str) -> int:
+    """A message to `to` with a plain-text and an HTML part, sent after the session commits:
+    its id in the outbox."""
+    return enqueue(session, CHANNEL, {"to": to, "subject": subject, "text": text, "html": html})
 
 
 def build_message(payload: dict[str, Any], sender: str) -> EmailMessage:
@@ -41,4 +42,10 @@ def mail_channel(smtp_url: str, sender: str) -> Channel:
     def send(payload: dict[str, Any]) -> None:
         server.send(build_message(payload, sender))
 
-    return Channel(CHANNEL, send, GIVE_UP_AFTER)
+    return Channel(CHANNEL, send, GIVE_UP_AFTER, kept=_heading)
+
+
+def _heading(payload: dict[str, Any]) -> dict[str, Any]:
+    """What the outbox keeps of a message once it is sent or given up: to whom and about what.
+    Its parts go, and with them the links they carry (a password reset's)."""
+    return {"to": payload["to"], "subject": payload["subject"]}

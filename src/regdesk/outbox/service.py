@@ -27,12 +27,15 @@ ERROR_MAX = 2000  # characters of an error kept
 _waiting: set[threading.Event] = set()
 
 
-def enqueue(session: Session, channel: str, payload: dict[str, Any]) -> None:
+def enqueue(session: Session, channel: str, payload: dict[str, Any]) -> int:
     """A message for `channel`, sent once the session's transaction commits (never if it does
-    not)."""
-    session.execute(insert(OutboxMessage).values(channel=channel, payload=payload))
+    not): its id."""
+    message_id = session.execute(
+        insert(OutboxMessage).values(channel=channel, payload=payload).returning(OutboxMessage.id)
+    ).scalar_one()
     if not event.contains(session, "after_commit", _wake):
         event.listen(session, "after_commit", _wake, once=True)
+    return int(message_id)
 
 
 def _wake(_session: Session) -> None:
@@ -66,6 +69,9 @@ class Channel:
     name: str
     send: Callable[[dict[str, Any]], None]
     give_up_after: dt.timedelta
+    # What of a message is kept once it is sent or given up (the rest may hold secrets, a
+    # mail's links); None: all of it.
+    kept: Callable[[dict[str, Any]], dict[str, Any]] | None = None
 
 
 @dataclass
@@ -97,7 +103,7 @@ def deliver(
                 done.failed += final
                 done.retrying += not final
             else:
-                record_sent(engine, message)
+                record_sent(engine, message, channel)
                 done.sent += 1
         if len(claimed) < limit:
             break
@@ -151,13 +157,16 @@ def release(engine: Engine, messages: list[Claimed]) -> None:
         )
 
 
-def record_sent(engine: Engine, message: Claimed) -> None:
+def record_sent(engine: Engine, message: Claimed, channel: Channel) -> None:
+    values: dict[str, Any] = {
+        "status": OutboxStatus.SENT.value,
+        "sent_at": utcnow(),
+        "last_error": None,
+    }
+    if channel.kept is not None:
+        values["payload"] = channel.kept(message.payload)
     with write_session(engine) as session:
-        session.execute(
-            update(OutboxMessage)
-            .where(OutboxMessage.id == message.id)
-            .values(status=OutboxStatus.SENT.value, sent_at=utcnow(), last_error=None)
-        )
+        session.execute(update(OutboxMessage).where(OutboxMessage.id == message.id).values(values))
 
 
 def record_failure(
@@ -175,6 +184,8 @@ def record_failure(
     values: dict[str, Any] = {"last_error": error[:ERROR_MAX]}
     if final:
         values["status"] = OutboxStatus.FAILED.value
+        if channel.kept is not None:
+            values["payload"] = channel.kept(message.payload)
     else:
         values["due_at"] = now + backoff(message.attempts)
     with write_session(engine) as session:

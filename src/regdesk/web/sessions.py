@@ -89,9 +89,13 @@ def end_session(db: Session, session_id: str | None) -> int | None:
     return user_id
 
 
-def end_sessions_of(db: Session, user_id: int) -> int:
-    """Every session of this user ends (their password was reset): how many there were."""
-    result = db.execute(delete(WebSession).where(WebSession.user_id == user_id))
+def end_sessions_of(db: Session, user_id: int, *, keep: str | None = None) -> int:
+    """Every session of this user ends (their password was reset), but the one whose id is
+    `keep` (theirs, who changed it): how many ended."""
+    which = WebSession.user_id == user_id
+    if keep is not None:
+        which &= WebSession.session_hash != token_hash(keep)
+    result = db.execute(delete(WebSession).where(which))
     return int(getattr(result, "rowcount", 0) or 0)
 
 

@@ -1,0 +1,212 @@
+"""/signup and the e-mail verification link's pages (accounts.md, Sign-up and verification).
+
+Forms before sign-in carry the login form's CSRF token (web/csrf.py: a nonce cookie and its
+signature). The verification link's GET only shows a button: mail scanners fetch links, and a
+fetch must not use up a single-use link; the button's POST does.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from fastapi import APIRouter, Request
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from sqlalchemy.orm import Session
+
+from regdesk.accounts import throttle
+from regdesk.accounts.account_page import TextField
+from regdesk.accounts.links import LinkPurpose, peek_link
+from regdesk.accounts.signup import SignUp, sign_up, verify_email
+from regdesk.audit.service import Actor
+from regdesk.config import Settings
+from regdesk.errors import Invalid
+from regdesk.mail.service import queue_mail
+from regdesk.users.models import User
+from regdesk.web import csrf
+from regdesk.web.mail_templates import render_mail
+from regdesk.web.pages import render
+from regdesk.web.sessions import COOKIE_NAME, end_session, start_session
+from regdesk.web.visitor import (
+    PageDb,
+    Visitor,
+    VisitorDep,
+    client_address,
+    forbidden,
+    set_login_cookie,
+    set_session_cookie,
+)
+
+router = APIRouter(include_in_schema=False)
+
+FIELDS = ("username", "first_name", "last_name", "preferred_name", "email", "born")
+
+
+@router.get("/signup")
+def signup_page(request: Request, visitor: VisitorDep) -> Response:
+    if not _open(request):
+        return _closed(request, visitor)
+    return _form(request, visitor, {})
+
+
+@router.post("/signup")
+def signup(
+    request: Request,
+    db: PageDb,
+    visitor: VisitorDep,
+    username: TextField = "",
+    first_name: TextField = "",
+    last_name: TextField = "",
+    preferred_name: TextField = "",
+    email: TextField = "",
+    born: TextField = "",
+    password: TextField = "",
+    terms: TextField = "",
+    csrf_token: TextField = "",
+) -> Response:
+    if not _open(request):
+        return _closed(request, visitor)
+    if not csrf.login_form_is_genuine(request, csrf_token):
+        return forbidden(request, visitor)
+    typed = {
+        "username": username.strip()[:320],
+        "first_name": first_name[:200],
+        "last_name": last_name[:200],
+        "preferred_name": preferred_name[:200],
+        "email": email.strip()[:320],
+        "born": born[:32],
+    }
+    address = client_address(request)
+    settings: Settings = request.app.state.settings
+    if settings.rate_limits == "on" and not throttle.signup_allowed(db, address):
+        return _form(
+            request,
+            visitor,
+            typed,
+            error="Too many sign-ups were tried from your address lately. Please try again "
+            "in a quarter of an hour.",
+            status_code=429,
+        )
+    form = SignUp(**typed, password=password[:2048], terms_agreed=terms == "yes")
+    actor = Actor(label="anonymous", ip_address=address)
+    try:
+        user, token = sign_up(
+            db,
+            actor,
+            form,
+            terms_required=settings.terms_url is not None,
+            today=dt.datetime.now(dt.UTC).date(),
+        )
+    except Invalid as invalid:
+        return _form(request, visitor, typed, errors=invalid.errors, status_code=400)
+    mail_verification(db, settings, user, user.email, token)
+    # Signed in at once (accounts.md: the address is verified later), in a new session.
+    end_session(db, request.cookies.get(COOKIE_NAME))
+    live = start_session(
+        db, user.id, ip_address=address, user_agent=request.headers.get("user-agent")
+    )
+    response = RedirectResponse("/account", status_code=303)
+    set_session_cookie(response, request, live.session_id)
+    return response
+
+
+def mail_verification(
+    db: Session, settings: Settings, user: User, address: str, token: str
+) -> None:
+    """The verification link, to `address` (a new account's, or the address it changes to)."""
+    text, html = render_mail(
+        "verify_email",
+        {
+            "name": user.preferred_name or user.first_name,
+            "username": user.username,
+            "address": address,
+            "new_account": address == user.email and not user.verified,
+            "link": f"{settings.issuer}/verify/{token}",
+            "site": settings.issuer,
+        },
+    )
+    queue_mail(db, to=address, subject="Confirm your e-mail address", text=text, html=html)
+
+
+@router.get("/verify/{token}")
+def verify_page(request: Request, db: PageDb, visitor: VisitorDep, token: str) -> Response:
+    link = peek_link(db, token, LinkPurpose.VERIFY_EMAIL)
+    if link is None:
+        return _dead_link(request, visitor)
+    nonce, fresh = csrf.login_nonce(request)
+    response = render(
+        request,
+        "verify.html",
+        {
+            "visitor": visitor,
+            "address": link.email,
+            "login_token": csrf.login_token(request, nonce),
+        },
+        headers={"Referrer-Policy": "no-referrer"},
+    )
+    if fresh:
+        set_login_cookie(response, request, nonce)
+    return response
+
+
+@router.post("/verify/{token}")
+def verify(
+    request: Request, db: PageDb, visitor: VisitorDep, token: str, csrf_token: TextField = ""
+) -> Response:
+    if not csrf.login_form_is_genuine(request, csrf_token):
+        return forbidden(request, visitor)
+    actor = Actor(label="anonymous", ip_address=client_address(request))
+    user = verify_email(db, actor, token)
+    if user is None:
+        return _dead_link(request, visitor)
+    return render(
+        request,
+        "verify_done.html",
+        {"visitor": visitor, "address": user.email},
+        headers={"Referrer-Policy": "no-referrer"},
+    )
+
+
+def _open(request: Request) -> bool:
+    return bool(request.app.state.settings.signup == "open")
+
+
+def _closed(request: Request, visitor: Visitor | None) -> HTMLResponse:
+    return render(request, "signup_closed.html", {"visitor": visitor}, status_code=404)
+
+
+def _dead_link(request: Request, visitor: Visitor | None) -> HTMLResponse:
+    return render(
+        request,
+        "verify_dead.html",
+        {"visitor": visitor},
+        status_code=410,
+        headers={"Referrer-Policy": "no-referrer"},
+    )
+
+
+def _form(
+    request: Request,
+    visitor: Visitor | None,
+    typed: dict[str, str],
+    *,
+    errors: dict[str, str] | None = None,
+    error: str | None = None,
+    status_code: int = 200,
+) -> HTMLResponse:
+    nonce, fresh = csrf.login_nonce(request)
+    response = render(
+        request,
+        "signup.html",
+        {
+            "visitor": visitor,
+            "login_token": csrf.login_token(request, nonce),
+            "typed": {name: typed.get(name, "") for name in FIELDS},
+            "errors": errors or {},
+            "error": error,
+            "terms_url": request.app.state.settings.terms_url,
+        },
+        status_code=status_code,
+    )
+    if fresh:
+        set_login_cookie(response, request, nonce)
+    return response
