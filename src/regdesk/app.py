@@ -17,8 +17,9 @@ from starlette.routing import BaseRoute
 from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
 from regdesk import documents
+from regdesk.accounts import factor_pages, password_pages, second_step_pages, signup_pages
 from regdesk.accounts import pages as account_pages
-from regdesk.accounts import password_pages, signup_pages
+from regdesk.accounts.factors import has_second_factor
 from regdesk.accounts.routes import router as current_user_router
 from regdesk.admin.routes import router as admin_router
 from regdesk.bodies import BodyLimits
@@ -66,6 +67,8 @@ ROUTERS = (
     account_pages.router,
     password_pages.router,
     signup_pages.router,
+    factor_pages.router,
+    second_step_pages.router,
     consent.router,
     volunteering.router,
     registering.router,
@@ -111,6 +114,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         lifespan=lifespan,
     )
     app.state.settings = settings
+    app.state.has_second_factor = has_second_factor  # asked by web/staff_factor.py
     app.state.engine = engine
     app.state.loop_reads = LoopReads(engine)
     app.state.loop_writes = LoopReads(engine, writer=True)

@@ -133,6 +133,11 @@ class Settings(BaseSettings):
         default="open",
         description="Whether people may make their own account at /signup.",
     )
+    staff_2fa: Literal["optional", "required"] = Field(
+        default="optional",
+        description="required: a user holding admin or a sensitive permission must add a "
+        "second factor before the admin area or a consent to a sensitive scope works for them.",
+    )
     terms_url: str | None = Field(
         default=None,
         description="The organizer's terms (https://...): when set, /signup asks people to "

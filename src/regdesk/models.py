@@ -1,6 +1,7 @@
 """Every table, imported in one place so the metadata (and Alembic) sees them all, and every
 record document (regdesk.documents), which the app and the command line install at start."""
 
+from regdesk.accounts.factor_models import RecoveryCode, SecurityKey, TotpFactor
 from regdesk.accounts.links import AccountLink
 from regdesk.accounts.models import LoginFailure
 from regdesk.audit.models import AuditEvent
@@ -66,6 +67,7 @@ __all__ = [
     "Order",
     "OutboxMessage",
     "Product",
+    "RecoveryCode",
     "RefreshToken",
     "Registration",
     "RegistrationFlag",
@@ -73,6 +75,8 @@ __all__ = [
     "RegistrationOption",
     "RegistrationOptionValue",
     "Role",
+    "SecurityKey",
+    "TotpFactor",
     "User",
     "UserPermission",
     "UserRole",

@@ -11,7 +11,15 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 from sqlalchemy import Engine, select, update
 
-from regdesk.accounts.links import AccountLink, Link, LinkPurpose, issue_link, peek_link, use_link
+from regdesk.accounts.links import (
+    AccountLink,
+    Link,
+    LinkPurpose,
+    issue_link,
+    newest_link_address,
+    peek_link,
+    use_link,
+)
 from regdesk.db import make_engine, read_session, utcnow, write_session
 from regdesk.security import token_hash
 from tests.helpers import database_text
@@ -94,3 +102,19 @@ def test_of_two_clicks_racing_one_wins(engine: Engine, database_url: str) -> Non
         for mine in engines:
             mine.dispose()
     assert [outcome for outcome in outcomes if outcome is not None] == [Link(fox, RESET, None)]
+
+
+def test_the_address_waiting_is_the_newest_working_links(engine: Engine) -> None:
+    fox = make_user(engine, "fox")
+    issue(engine, fox, VERIFY, email="first@example.org")
+    token = issue(engine, fox, VERIFY, email="second@example.org")
+    with read_session(engine) as session:
+        assert newest_link_address(session, fox, VERIFY) == "second@example.org"
+    with write_session(engine) as session:
+        session.execute(update(AccountLink).values(expires_at=utcnow() - dt.timedelta(seconds=1)))
+    with read_session(engine) as session:
+        assert newest_link_address(session, fox, VERIFY) is None  # expired
+    token = issue(engine, fox, VERIFY, email="third@example.org")
+    use(engine, token, VERIFY)
+    with read_session(engine) as session:
+        assert newest_link_address(session, fox, VERIFY) is None  # used

@@ -120,7 +120,7 @@ def test_the_mailed_link_verifies_the_address_once(engine: Engine) -> None:
     with write_session(engine) as session:
         verified = verify_email(session, ACTOR, token)
         assert verified is not None
-        assert verified.id == user_id
+        assert (verified.user.id, verified.previous) == (user_id, None)
     assert user(engine, user_id).verified is True
     with write_session(engine) as session:
         assert verify_email(session, ACTOR, token) is None

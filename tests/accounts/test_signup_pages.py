@@ -93,6 +93,15 @@ def test_a_person_signs_up_is_signed_in_and_confirms_the_address_by_the_mailed_l
     assert stranger.get(link).status_code == 410
 
 
+def test_the_login_page_leads_to_sign_up_while_it_is_open(browser: TestClient) -> None:
+    assert 'href="/signup"' in browser.get("/login").text
+
+
+@pytest.mark.settings(signup="closed")
+def test_the_login_page_does_not_lead_to_a_closed_sign_up(browser: TestClient) -> None:
+    assert 'href="/signup"' not in browser.get("/login").text
+
+
 def test_a_bad_form_names_each_field_and_makes_nothing(browser: TestClient, engine: Engine) -> None:
     refused = sign_up(browser, email="nope", password="short", born="")
     assert refused.status_code == 400

@@ -51,6 +51,7 @@ LOGIN = "/login"
 # Forms sent before anyone signs in: their token pairs with the login form's cookie instead.
 BEFORE_SIGN_IN = (
     LOGIN,
+    "/login/second-factor",
     "/password/forgot",
     "/password/reset/{token}",
     "/signup",

@@ -23,7 +23,7 @@ from regdesk.registrations.models import (
     RegistrationOption,
     RegistrationOptionValue,
 )
-from regdesk.web.tickets import QR_ERROR_LEVEL
+from regdesk.web.qr import QR_ERROR_LEVEL
 
 EVENT = "FurCon 2027"
 HOUR = dt.timedelta(hours=1)

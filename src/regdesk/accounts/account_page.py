@@ -4,20 +4,33 @@ errors), so that no route module imports another."""
 
 from __future__ import annotations
 
-from typing import Annotated
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Annotated, Any
 
 from fastapi import Form, Request
 from fastapi.responses import HTMLResponse
 from sqlalchemy.orm import Session
 
+from regdesk.accounts import throttle
+from regdesk.accounts.factor_models import SecurityKey
+from regdesk.accounts.factors import (
+    has_second_factor,
+    recovery_codes_left,
+    security_keys_of,
+    totp_factor,
+)
 from regdesk.accounts.password_rule import PASSWORD_MIN
+from regdesk.accounts.passwords import password_matches
+from regdesk.accounts.signup import waiting_address
 from regdesk.events.service import current_event
 from regdesk.oauth.grants import connected_applications
 from regdesk.registrations.service import live_registration
 from regdesk.users.models import User
+from regdesk.web import csrf
 from regdesk.web.pages import render, scopes_in_words
 from regdesk.web.tickets import ticket_of, ticket_qr_svg
-from regdesk.web.visitor import Visitor
+from regdesk.web.visitor import Visitor, set_login_cookie
 
 MAX_LOGIN = 320  # what a username or e-mail field reads
 TextField = Annotated[str, Form()]
@@ -31,10 +44,16 @@ def account_view(
     revoked: bool = False,
     password_changed: bool = False,
     errors: dict[str, str] | None = None,
+    email_errors: dict[str, str] | None = None,
+    email_sent: bool = False,
+    factor_notice: str | None = None,
+    factor_errors: dict[str, str] | None = None,
     status_code: int = 200,
     headers: dict[str, str] | None = None,
 ) -> HTMLResponse:
-    """The account page; `errors`: what is wrong with the password form just sent."""
+    """The account page; `errors`, `email_errors`: what is wrong with the password form or the
+    e-mail form just sent; `email_sent`: a verification link just went out; `factor_notice`,
+    `factor_errors`: what the second-factor section says of what was just done or refused."""
     applications = [
         (application, scopes_in_words(application.scopes))
         for application in connected_applications(db, visitor.user.id)
@@ -51,7 +70,13 @@ def account_view(
             "revoked": revoked,
             "password_changed": password_changed,
             "errors": errors or {},
+            "email_errors": email_errors or {},
+            "email_sent": email_sent,
+            "waiting_address": waiting_address(db, visitor.user),
             "password_min": PASSWORD_MIN,
+            "factors": second_factors(db, visitor.user),
+            "factor_notice": FACTOR_NOTICES.get(factor_notice or ""),
+            "factor_errors": factor_errors or {},
             "event": current_event(db),
             "ticket": ticket_of(held) if held else None,
             "ticket_qr": ticket_qr_svg(held.registration.ticket_code) if held else None,
@@ -59,6 +84,94 @@ def account_view(
         status_code=status_code,
         headers=headers,
     )
+
+
+@dataclass(frozen=True)
+class PasswordCheck:
+    """The current password typed on an /account form, checked as the login form checks one."""
+
+    attempt: throttle.Attempt
+    matches: bool
+    wait: int | None  # seconds before another try: too many wrong ones lately
+
+    def too_many(self) -> str:
+        minutes = -(-(self.wait or 0) // 60)
+        return (
+            f"Too many wrong passwords for this account. Please wait {minutes} "
+            f"minute{'s' if minutes != 1 else ''} and try again."
+        )
+
+
+def check_current_password(
+    request: Request, db: Session, visitor: Visitor, password: str
+) -> PasswordCheck:
+    """A wrong one counts as a failed login for the throttle (throttle.py): a stolen session
+    gets no more guesses than the login form. The caller records the failure or forgives."""
+    user = visitor.user
+    limits_on = request.app.state.settings.rate_limits == "on"
+    attempt = throttle.attempt(user.username, visitor.ip_address, None)
+    wait = throttle.retry_after(db, attempt) if limits_on else None
+    matches = False
+    if wait is None:
+        matches = password_matches(user, password)
+        if limits_on:
+            throttle.lock(db, attempt)  # as at login: concurrent guesses counted one by one
+            wait = throttle.retry_after(db, attempt)
+    return PasswordCheck(attempt, matches, wait)
+
+
+# What /account?factor=... says in its second-factor section: only these words.
+FACTOR_NOTICES = {
+    "added": "Your second factor was added. Signing in now asks for it.",
+    "removed": "The second factor was removed.",
+    "renamed": "The security key was renamed.",
+    "required": "The organizers require a second factor for accounts that can see other "
+    "people's data: add one below to use the admin area and to grant sensitive access.",
+}
+
+
+@dataclass(frozen=True)
+class SecondFactors:
+    """The second-factor section of the account page."""
+
+    any: bool
+    totp: bool  # a confirmed authenticator app
+    security_keys: list[SecurityKey]
+    recovery_codes_left: int
+
+
+def second_factors(db: Session, user: User) -> SecondFactors:
+    app = totp_factor(db, user.id)
+    return SecondFactors(
+        any=has_second_factor(db, user.id),
+        totp=app is not None and app.confirmed_at is not None,
+        security_keys=security_keys_of(db, user.id),
+        recovery_codes_left=recovery_codes_left(db, user.id),
+    )
+
+
+def anonymous_form(
+    request: Request,
+    visitor: Visitor | None,
+    template: str,
+    context: Mapping[str, Any],
+    *,
+    status_code: int = 200,
+    headers: Mapping[str, str] | None = None,
+) -> HTMLResponse:
+    """A page whose form is sent before anyone is signed in (the login form, sign-up, a
+    mailed link's): its CSRF token is the login form's, with its cookie when new."""
+    nonce, fresh = csrf.login_nonce(request)
+    response = render(
+        request,
+        template,
+        {"visitor": visitor, "login_token": csrf.login_token(request, nonce), **context},
+        status_code=status_code,
+        headers=headers,
+    )
+    if fresh:
+        set_login_cookie(response, request, nonce)
+    return response
 
 
 def address_lines(user: User) -> list[str]:

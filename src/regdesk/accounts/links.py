@@ -87,6 +87,18 @@ def peek_link(session: Session, token: str, purpose: LinkPurpose) -> Link | None
     return Link(row.user_id, purpose, row.email) if row is not None else None
 
 
+def newest_link_address(session: Session, user_id: int, purpose: LinkPurpose) -> str | None:
+    """The address of the user's working link of `purpose` (only the newest works), if any."""
+    return session.scalar(
+        select(AccountLink.email).where(
+            AccountLink.user_id == user_id,
+            AccountLink.purpose == purpose.value,
+            AccountLink.used_at.is_(None),
+            AccountLink.expires_at > utcnow(),
+        )
+    )
+
+
 def use_link(session: Session, token: str, purpose: LinkPurpose) -> Link | None:
     """The link, used up (in the session's transaction): None when it is unknown, used,
     expired or for another purpose."""

@@ -11,9 +11,10 @@ from sqlalchemy import Engine
 from regdesk import ratelimit
 from regdesk.accounts import throttle
 from regdesk.accounts.account_page import MAX_LOGIN, TextField, account_view
-from regdesk.accounts.devices import remember as remember_device
 from regdesk.accounts.devices import trusted_device
+from regdesk.accounts.factors import has_second_factor
 from regdesk.accounts.passwords import password_matches
+from regdesk.accounts.sign_in import pending_login_response, signed_in_response
 from regdesk.audit.service import Actor, record_event
 from regdesk.db import read_session
 from regdesk.oauth.grants import revoke_application
@@ -21,7 +22,6 @@ from regdesk.users.service import find_by_login
 from regdesk.web import csrf
 from regdesk.web.pages import render
 from regdesk.web.redirects import local_path
-from regdesk.web.sessions import COOKIE_NAME, end_session, start_session
 from regdesk.web.visitor import (
     PageDb,
     Visitor,
@@ -32,7 +32,6 @@ from regdesk.web.visitor import (
     forbidden,
     login_redirect,
     set_login_cookie,
-    set_session_cookie,
 )
 
 router = APIRouter(include_in_schema=False)
@@ -129,18 +128,10 @@ def login(
         )
 
     assert user is not None
-    # A new session id at every login: a session id planted beforehand signs no one in.
-    end_session(db, request.cookies.get(COOKIE_NAME))
-    live = start_session(
-        db, user.id, ip_address=address, user_agent=request.headers.get("user-agent")
-    )
     throttle.forgive(db, attempt, (user.username, user.email))
-    actor = Actor(label=f"user:{user.id}", user_id=user.id, ip_address=address)
-    record_event(db, actor, "user.login", target_type="user", target_id=user.id)
-    response = RedirectResponse(target or "/account", status_code=303)
-    set_session_cookie(response, request, live.session_id)
-    remember_device(response, request, user)
-    return response
+    if has_second_factor(db, user.id):  # no session yet: the second step first
+        return pending_login_response(request, user, target)
+    return signed_in_response(request, db, user, target)
 
 
 def _too_many(
@@ -188,6 +179,7 @@ def _login_form(
             "username": username,
             "notice": notice,
             "error": error,
+            "signup_open": request.app.state.settings.signup == "open",
         },
         status_code=status_code,
         headers=headers,
@@ -230,6 +222,8 @@ def account_page(
     visitor: VisitorDep,
     revoked: Annotated[str | None, Query()] = None,
     password_changed: Annotated[str | None, Query()] = None,
+    email_sent: Annotated[str | None, Query()] = None,
+    factor: Annotated[str | None, Query()] = None,
 ) -> Response:
     if visitor is None:
         return login_redirect("/account")
@@ -239,6 +233,8 @@ def account_page(
         visitor,
         revoked=revoked is not None,
         password_changed=password_changed is not None,
+        email_sent=email_sent is not None,
+        factor_notice=factor,
     )
 
 

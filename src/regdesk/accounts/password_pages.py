@@ -9,18 +9,22 @@ web/headers.py), no audit event and no line of the access log (web/access_log.py
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from regdesk.accounts import throttle
-from regdesk.accounts.account_page import MAX_LOGIN, TextField, account_view
+from regdesk.accounts.account_page import (
+    MAX_LOGIN,
+    TextField,
+    account_view,
+    anonymous_form,
+    check_current_password,
+)
 from regdesk.accounts.password_rule import PASSWORD_MIN
 from regdesk.accounts.passwords import (
     change_password,
-    password_matches,
     request_reset,
     reset_by_link,
     reset_user,
@@ -37,7 +41,6 @@ from regdesk.web.visitor import (
     client_address,
     forbidden,
     login_redirect,
-    set_login_cookie,
 )
 
 router = APIRouter(include_in_schema=False)
@@ -53,7 +56,7 @@ def forgot_page(
     request: Request, visitor: VisitorDep, sent: Annotated[str | None, Query()] = None
 ) -> Response:
     context = {"sent": sent is not None, "error": None}
-    return _anonymous_form(request, visitor, "password_forgot.html", context)
+    return anonymous_form(request, visitor, "password_forgot.html", context)
 
 
 @router.post("/password/forgot")
@@ -73,7 +76,7 @@ def forgot(
     if not typed:
         error = "Type your username or the e-mail address of your account."
         context = {"sent": False, "error": error}
-        return _anonymous_form(request, visitor, "password_forgot.html", context, status_code=400)
+        return anonymous_form(request, visitor, "password_forgot.html", context, status_code=400)
     limited = request.app.state.settings.rate_limits == "on"
     request_reset(db, typed, address=client_address(request), site=site, limited=limited)
     return RedirectResponse("/password/forgot?sent", status_code=303)
@@ -87,7 +90,7 @@ def reset_page(request: Request, token: str, db: PageDb, visitor: VisitorDep) ->
     user = reset_user(db, token) if len(token) <= MAX_TOKEN else None
     if user is None:
         return _dead_link(request, visitor)
-    return _anonymous_form(request, visitor, "password_reset.html", _reset_context(user.username))
+    return anonymous_form(request, visitor, "password_reset.html", _reset_context(user.username))
 
 
 @router.post("/password/reset/{token}")
@@ -114,7 +117,7 @@ def reset(
         )
     except Invalid as refused:
         context = _reset_context(user.username, refused.errors)
-        return _anonymous_form(request, visitor, "password_reset.html", context, status_code=400)
+        return anonymous_form(request, visitor, "password_reset.html", context, status_code=400)
     if done is None:
         return _dead_link(request, visitor)
     return RedirectResponse("/login?notice=password_reset", status_code=303)
@@ -127,27 +130,6 @@ def _reset_context(username: str, errors: dict[str, str] | None = None) -> dict[
 def _dead_link(request: Request, visitor: Visitor | None) -> HTMLResponse:
     """410: unknown, used, expired or superseded alike (which one is nobody's business)."""
     return render(request, "password_link_dead.html", {"visitor": visitor}, status_code=410)
-
-
-def _anonymous_form(
-    request: Request,
-    visitor: Visitor | None,
-    template: str,
-    context: Mapping[str, Any],
-    *,
-    status_code: int = 200,
-) -> HTMLResponse:
-    """A page whose form is sent before anyone is signed in: CSRF as the login form's."""
-    nonce, fresh = csrf.login_nonce(request)
-    response = render(
-        request,
-        template,
-        {"visitor": visitor, "login_token": csrf.login_token(request, nonce), **context},
-        status_code=status_code,
-    )
-    if fresh:
-        set_login_cookie(response, request, nonce)
-    return response
 
 
 # --- changing it on /account ---------------------------------------------------------------
@@ -171,30 +153,18 @@ def new_password(
     if not csrf.session_form_is_genuine(request, visitor.session_id, csrf_token):
         return forbidden(request, visitor)
     user = visitor.user
-    limits_on = request.app.state.settings.rate_limits == "on"
-    attempt = throttle.attempt(user.username, visitor.ip_address, None)
-    wait = throttle.retry_after(db, attempt) if limits_on else None
-    if wait is None:
-        matches = password_matches(user, current_password)
-        if limits_on:
-            throttle.lock(db, attempt)  # as at login: concurrent guesses counted one by one
-            wait = throttle.retry_after(db, attempt)
-    if wait is not None:
-        minutes = -(-wait // 60)
-        problem = (
-            f"Too many wrong passwords for this account. Please wait {minutes} "
-            f"minute{'s' if minutes != 1 else ''} and try again."
-        )
+    checked = check_current_password(request, db, visitor, current_password)
+    if checked.wait is not None:
         return account_view(
             request,
             db,
             visitor,
-            errors={"current_password": problem},
+            errors={"current_password": checked.too_many()},
             status_code=429,
-            headers={"Retry-After": str(wait)},
+            headers={"Retry-After": str(checked.wait)},
         )
-    if not matches:
-        throttle.record_failure(db, attempt)
+    if not checked.matches:
+        throttle.record_failure(db, checked.attempt)
         record_event(
             db,
             visitor.actor,
@@ -219,5 +189,5 @@ def new_password(
         )
     except Invalid as refused:
         return account_view(request, db, visitor, errors=refused.errors, status_code=400)
-    throttle.forgive(db, attempt, (user.username, user.email))
+    throttle.forgive(db, checked.attempt, (user.username, user.email))
     return RedirectResponse("/account?password_changed", status_code=303)

@@ -122,7 +122,7 @@ def request_reset(
     either way but for writing the link and the mail (no argon2 on either), so that neither the
     answer nor its time tells who has an account. When `limited`, a request over the throttle's
     limits (throttle.py) mails nothing."""
-    if limited and not throttle.reset_request_allowed(session, login, address):
+    if limited and not throttle.link_request_allowed(session, login, address):
         return
     user = find_by_login(session, login)
     token = issue_link(session, user.id, RESET) if user is not None else new_secret()

@@ -15,13 +15,13 @@ from dataclasses import dataclass
 
 from sqlalchemy.orm import Session
 
-from regdesk.accounts.links import LinkPurpose, issue_link, use_link
+from regdesk.accounts.links import LinkPurpose, issue_link, newest_link_address, use_link
 from regdesk.accounts.password_rule import password_problem
 from regdesk.audit.service import Actor, record_event
 from regdesk.errors import Invalid
 from regdesk.fields import date
 from regdesk.security import hash_password
-from regdesk.users.fields import PREFERRED_NAME
+from regdesk.users.fields import EMAIL, PREFERRED_NAME
 from regdesk.users.models import User
 from regdesk.users.service import NewUser, create_user, find_by_login
 
@@ -107,7 +107,37 @@ def _note_taken(session: Session, form: SignUp, errors: dict[str, str]) -> None:
             errors[field] = "is taken" if field == "username" else "belongs to another account"
 
 
-def verify_email(session: Session, actor: Actor, token: str) -> User | None:
+def request_email_change(session: Session, actor: Actor, user: User, typed: str) -> str:
+    """The token of a link that makes `typed` the user's address once followed (the current
+    one stays until then), or Invalid for the `email` field."""
+    try:
+        address: str = EMAIL(typed)
+    except ValueError as error:
+        raise Invalid({"email": str(error)}) from None
+    if address.casefold() == user.email.casefold():
+        raise Invalid({"email": "is already your address"})
+    holder = find_by_login(session, address)
+    if holder is not None and holder.id != user.id:
+        raise Invalid({"email": "belongs to another account"})
+    record_event(
+        session, actor, "user.email_change_requested", target_type="user", target_id=user.id
+    )
+    return issue_link(session, user.id, LinkPurpose.VERIFY_EMAIL, email=address)
+
+
+def waiting_address(session: Session, user: User) -> str | None:
+    """The address the user's newest verification link would confirm, while it works: a new
+    account's own, or the one it changes to."""
+    return newest_link_address(session, user.id, LinkPurpose.VERIFY_EMAIL)
+
+
+@dataclass(frozen=True)
+class Verified:
+    user: User
+    previous: str | None  # the address it replaced, when it changed
+
+
+def verify_email(session: Session, actor: Actor, token: str) -> Verified | None:
     """The mailed link followed: its address becomes the user's, verified. None when the link
     is unknown, used or expired, or its address was meanwhile taken by another account."""
     link = use_link(session, token, LinkPurpose.VERIFY_EMAIL)
@@ -131,4 +161,4 @@ def verify_email(session: Session, actor: Actor, token: str) -> User | None:
         details={"changed": changed, **({"previous": before} if changed else {})},
     )
     session.flush()
-    return user
+    return Verified(user, before if changed else None)

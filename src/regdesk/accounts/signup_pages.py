@@ -1,4 +1,5 @@
-"""/signup and the e-mail verification link's pages (accounts.md, Sign-up and verification).
+"""/signup, the e-mail verification link's pages and the address change on /account
+(accounts.md, Sign-up and verification).
 
 Forms before sign-in carry the login form's CSRF token (web/csrf.py: a nonce cookie and its
 signature). The verification link's GET only shows a button: mail scanners fetch links, and a
@@ -14,10 +15,22 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from sqlalchemy.orm import Session
 
 from regdesk.accounts import throttle
-from regdesk.accounts.account_page import TextField
-from regdesk.accounts.links import LinkPurpose, peek_link
-from regdesk.accounts.signup import SignUp, sign_up, verify_email
-from regdesk.audit.service import Actor
+from regdesk.accounts.account_page import (
+    MAX_LOGIN,
+    TextField,
+    account_view,
+    anonymous_form,
+    check_current_password,
+)
+from regdesk.accounts.links import LinkPurpose, issue_link, peek_link
+from regdesk.accounts.signup import (
+    SignUp,
+    request_email_change,
+    sign_up,
+    verify_email,
+    waiting_address,
+)
+from regdesk.audit.service import Actor, record_event
 from regdesk.config import Settings
 from regdesk.errors import Invalid
 from regdesk.mail.service import queue_mail
@@ -32,7 +45,7 @@ from regdesk.web.visitor import (
     VisitorDep,
     client_address,
     forbidden,
-    set_login_cookie,
+    login_redirect,
     set_session_cookie,
 )
 
@@ -132,20 +145,13 @@ def verify_page(request: Request, db: PageDb, visitor: VisitorDep, token: str) -
     link = peek_link(db, token, LinkPurpose.VERIFY_EMAIL)
     if link is None:
         return _dead_link(request, visitor)
-    nonce, fresh = csrf.login_nonce(request)
-    response = render(
+    return anonymous_form(
         request,
+        visitor,
         "verify.html",
-        {
-            "visitor": visitor,
-            "address": link.email,
-            "login_token": csrf.login_token(request, nonce),
-        },
+        {"address": link.email},
         headers={"Referrer-Policy": "no-referrer"},
     )
-    if fresh:
-        set_login_cookie(response, request, nonce)
-    return response
 
 
 @router.post("/verify/{token}")
@@ -155,15 +161,115 @@ def verify(
     if not csrf.login_form_is_genuine(request, csrf_token):
         return forbidden(request, visitor)
     actor = Actor(label="anonymous", ip_address=client_address(request))
-    user = verify_email(db, actor, token)
-    if user is None:
+    verified = verify_email(db, actor, token)
+    if verified is None:
         return _dead_link(request, visitor)
+    user = verified.user
+    if verified.previous is not None:  # the old address hears of it (accounts.md)
+        settings: Settings = request.app.state.settings
+        text, html = render_mail(
+            "email_changed",
+            {
+                "name": user.preferred_name or user.first_name,
+                "username": user.username,
+                "address": user.email,
+                "site": settings.issuer,
+                "forgot": f"{settings.issuer}/password/forgot",
+            },
+        )
+        queue_mail(
+            db,
+            to=verified.previous,
+            subject="Your e-mail address was changed",
+            text=text,
+            html=html,
+        )
     return render(
         request,
         "verify_done.html",
         {"visitor": visitor, "address": user.email},
         headers={"Referrer-Policy": "no-referrer"},
     )
+
+
+# --- changing the address, on /account ---------------------------------------------------------
+
+
+@router.post("/account/email")
+def change_email(
+    request: Request,
+    db: PageDb,
+    visitor: VisitorDep,
+    csrf_token: TextField = "",
+    email: TextField = "",
+    current_password: TextField = "",
+) -> Response:
+    """A new address, given the current password: a link goes to it, and the address on the
+    account changes when it is followed."""
+    if visitor is None:
+        return login_redirect("/account")
+    if not csrf.session_form_is_genuine(request, visitor.session_id, csrf_token):
+        return forbidden(request, visitor)
+    user = visitor.user
+    checked = check_current_password(request, db, visitor, current_password)
+    if checked.wait is not None:
+        return account_view(
+            request,
+            db,
+            visitor,
+            email_errors={"email_password": checked.too_many()},
+            status_code=429,
+            headers={"Retry-After": str(checked.wait)},
+        )
+    if not checked.matches:
+        throttle.record_failure(db, checked.attempt)
+        record_event(
+            db,
+            visitor.actor,
+            "user.email_change_failed",
+            target_type="user",
+            target_id=user.id,
+            details={"reason": "wrong_password"},
+        )
+        problem = "That is not your current password."
+        return account_view(
+            request, db, visitor, email_errors={"email_password": problem}, status_code=400
+        )
+    throttle.forgive(db, checked.attempt, (user.username, user.email))
+    try:
+        token = request_email_change(db, visitor.actor, user, email.strip()[:MAX_LOGIN])
+    except Invalid as refused:
+        return account_view(request, db, visitor, email_errors=refused.errors, status_code=400)
+    address = waiting_address(db, user)
+    assert address is not None
+    mail_verification(db, request.app.state.settings, user, address, token)
+    return RedirectResponse("/account?email_sent", status_code=303)
+
+
+@router.post("/account/email/resend")
+def resend_link(
+    request: Request, db: PageDb, visitor: VisitorDep, csrf_token: TextField = ""
+) -> Response:
+    """The verification link again, to the address waiting for it (throttled: an address
+    someone else typed must not be flooded)."""
+    if visitor is None:
+        return login_redirect("/account")
+    if not csrf.session_form_is_genuine(request, visitor.session_id, csrf_token):
+        return forbidden(request, visitor)
+    user = visitor.user
+    address = waiting_address(db, user) or (None if user.verified else user.email)
+    if address is None:
+        return RedirectResponse("/account", status_code=303)
+    settings: Settings = request.app.state.settings
+    limited = settings.rate_limits == "on"
+    if limited and not throttle.link_request_allowed(
+        db, f"verify:{user.id}", client_address(request)
+    ):
+        problem = "A link was sent several times lately. Please wait a quarter of an hour."
+        return account_view(request, db, visitor, email_errors={"email": problem}, status_code=429)
+    token = issue_link(db, user.id, LinkPurpose.VERIFY_EMAIL, email=address)
+    mail_verification(db, settings, user, address, token)
+    return RedirectResponse("/account?email_sent", status_code=303)
 
 
 def _open(request: Request) -> bool:
@@ -193,13 +299,11 @@ def _form(
     error: str | None = None,
     status_code: int = 200,
 ) -> HTMLResponse:
-    nonce, fresh = csrf.login_nonce(request)
-    response = render(
+    return anonymous_form(
         request,
+        visitor,
         "signup.html",
         {
-            "visitor": visitor,
-            "login_token": csrf.login_token(request, nonce),
             "typed": {name: typed.get(name, "") for name in FIELDS},
             "errors": errors or {},
             "error": error,
@@ -207,6 +311,3 @@ def _form(
         },
         status_code=status_code,
     )
-    if fresh:
-        set_login_cookie(response, request, nonce)
-    return response

@@ -79,6 +79,16 @@ def attempt(login: str, address: str | None, device: Device | None) -> Attempt:
     )
 
 
+def second_factor_attempt(user_id: int, address: str | None, device: Device | None) -> Attempt:
+    """A code typed at the second step of signing in (accounts.md, Second factor): counted as
+    a failed login is, under the account (its password was right, so it is known)."""
+    return Attempt(
+        _digest(f"second factor:{user_id}"),
+        _digest(f"address:{address_key(address)}"),
+        device.key if device is not None else None,
+    )
+
+
 def login_key(login: str) -> str:
     """What a login is counted under: what was typed, whatever its case (a digest: what was
     typed is sometimes a password)."""
@@ -143,16 +153,17 @@ def forgive(db: Session, attempt: Attempt, logins: Iterable[str]) -> None:
         which = LoginFailure.device_key == attempt.device_key
     else:
         which = (
-            LoginFailure.login_key.in_([login_key(login) for login in logins])
+            LoginFailure.login_key.in_([attempt.login_key, *map(login_key, logins)])
             & (LoginFailure.address_key == attempt.address_key)
             & LoginFailure.device_key.is_(None)
         )
     db.execute(delete(LoginFailure).where(which))
 
 
-def reset_request_allowed(db: Session, login: str, address: str | None) -> bool:
-    """Whether a reset link may be mailed for what was typed, `login`, at a request from
-    `address`: if so, the request is counted (in the caller's transaction); if not, nothing is."""
+def link_request_allowed(db: Session, login: str, address: str | None) -> bool:
+    """Whether a link may be mailed for `login` (what was typed on /password/forgot; a user's
+    own key for a verification link sent again), at a request from `address`: if so, the
+    request is counted (in the caller's transaction); if not, nothing is."""
     request = Attempt(
         _digest(f"reset:{login.casefold()}"), _digest(f"reset from:{address_key(address)}"), None
     )

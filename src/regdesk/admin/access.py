@@ -1,7 +1,8 @@
 """Who may use the admin pages: the `admin` permission, or leading a department.
 
 A signed-out visitor is sent to the login page and comes back; a signed-in one without the
-right is answered 403 with a page saying so. Form actions also check the CSRF token
+right is answered 403 with a page saying so; staff without a second factor, when one is
+required (web/staff_factor.py), are sent to add one. Form actions also check the CSRF token
 (`regdesk.web.csrf`) before anything is read from the form, so a forged POST changes nothing.
 A form whose body may be large (the import's upload) first asks `AskedByAdministrator`, so that
 only an administrator may send that much (regdesk.bodies).
@@ -19,6 +20,7 @@ from regdesk.db import write_session
 from regdesk.oauth.permissions import ADMIN, permissions_of
 from regdesk.web import csrf
 from regdesk.web.sessions import COOKIE_NAME, find_session
+from regdesk.web.staff_factor import second_factor_missing, to_second_factor_set_up
 from regdesk.web.visitor import PageRefused, Visitor, VisitorDep, signed_in
 
 
@@ -46,6 +48,8 @@ def _organizer(request: Request, visitor: VisitorDep) -> Staffer:
     signed = signed_in(request, visitor)
     if not signed.is_organizer:
         raise PageRefused.not_permitted(request, signed)
+    if second_factor_missing(request, signed):
+        raise PageRefused(to_second_factor_set_up())
     return Staffer(signed, signed.is_admin, signed.led_departments)
 
 

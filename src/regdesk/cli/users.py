@@ -67,3 +67,29 @@ def users_create(
             "hasPassword": user.password_hash is not None,
         }
     emit(as_json, document, f"created user {user.username} (id {user.id})")
+
+
+@users.command("reset-2fa")
+@click.argument("user")
+@json_option
+@pass_context
+def users_reset_2fa(context: Context, user: str, as_json: bool) -> None:
+    """Remove every second factor and recovery code of USER (a username or e-mail address):
+    for an organizer helping someone who lost them all. The user is mailed."""
+    from regdesk.accounts.factors import reset_second_factors
+    from regdesk.users.service import find_by_login
+
+    with context.writing() as session:
+        found = find_by_login(session, user)
+        if found is None:
+            raise click.ClickException(f"no user goes by {user!r}")
+        removed = reset_second_factors(
+            session, Actor.command_line(), found, site=context.settings.issuer
+        )
+        document = {"id": str(found.id), "username": found.username, "factorsRemoved": removed}
+    emit(
+        as_json,
+        document,
+        f"removed {removed} second factor{'s' if removed != 1 else ''} and every recovery code "
+        f"of {found.username} (id {found.id}); they were mailed",
+    )

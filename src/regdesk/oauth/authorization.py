@@ -151,6 +151,13 @@ def scopes_user_lacks(session: Session, user_id: int, scopes: Sequence[str]) -> 
     return [s for s in sensitive if s not in held]
 
 
+def holds_sensitive_permission(session: Session, user_id: int) -> bool:
+    """Whether the user holds `admin` or a permission that lets them grant a sensitive scope:
+    staff, whom REGDESK_STAFF_2FA=required asks for a second factor (accounts.md)."""
+    held = permissions_of(session, user_id)
+    return ADMIN in held or any(name in SCOPES and SCOPES[name].sensitive for name in held)
+
+
 def approve(
     session: Session, actor: Actor, request: AuthorizationRequest, user_id: int, issuer: str
 ) -> str:

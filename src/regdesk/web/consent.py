@@ -34,6 +34,7 @@ from regdesk.web.headers import policy_with_form_target
 from regdesk.web.pages import render, scopes_in_words
 from regdesk.web.redirects import same_origin_as_any
 from regdesk.web.sessions import COOKIE_NAME
+from regdesk.web.staff_factor import second_factor_missing, to_second_factor_set_up
 from regdesk.web.visitor import (
     PageDb,
     Visitor,
@@ -106,6 +107,8 @@ def _answer(
             "does not have, so you cannot grant them.",
             lacking=lacking,
         )
+    if checked.sensitive_scopes and second_factor_missing(request, visitor):
+        return to_second_factor_set_up()
     if decision == "authorize":
         return RedirectResponse(
             approve(db, visitor.actor, checked, visitor.user.id, issuer), status_code=303

@@ -1,0 +1,214 @@
+"""A person's second factors on /account (accounts.md, Second factor): an authenticator app
+set up from a QR code made on the server and confirmed with a code before it counts, removed
+given the password; the ten recovery codes, shown once when made; security keys renamed or
+removed. The service is factors.py."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Request
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+
+from regdesk.accounts import throttle
+from regdesk.accounts.account_page import TextField, account_view, check_current_password
+from regdesk.accounts.factors import (
+    begin_totp,
+    confirm_totp,
+    has_second_factor,
+    new_recovery_codes,
+    remove_security_key,
+    remove_totp,
+    rename_security_key,
+    totp_setup,
+)
+from regdesk.audit.service import record_event
+from regdesk.deps import IssuerDep
+from regdesk.web import csrf
+from regdesk.web.pages import render
+from regdesk.web.qr import qr_svg
+from regdesk.web.visitor import PageDb, PageRefused, Visitor, VisitorDep, signed_in
+
+router = APIRouter(include_in_schema=False)
+
+# Pages that show a secret (the app's, the recovery codes) are kept by no cache.
+NO_STORE = {"Cache-Control": "no-store"}
+
+
+def _visitor_posting(request: Request, visitor: Visitor | None, csrf_token: str) -> Visitor:
+    """The signed-in visitor of a form on /account; its CSRF token checked."""
+    signed = signed_in(request, visitor)
+    if not csrf.session_form_is_genuine(request, signed.session_id, csrf_token):
+        raise PageRefused.forbidden(request, signed)
+    return signed
+
+
+# --- an authenticator app --------------------------------------------------------------------
+
+
+@router.post("/account/totp")
+def start_totp(
+    request: Request, db: PageDb, visitor: VisitorDep, csrf_token: TextField = ""
+) -> Response:
+    """A new secret to set up (replacing one not confirmed), shown on the next page."""
+    signed = _visitor_posting(request, visitor, csrf_token)
+    begin_totp(db, signed.user, request.app.state.secret_key)
+    return RedirectResponse("/account/totp", status_code=303)
+
+
+@router.get("/account/totp")
+def totp_page(request: Request, db: PageDb, visitor: VisitorDep) -> Response:
+    signed = signed_in(request, visitor)
+    return _totp_form(request, db, signed)
+
+
+@router.post("/account/totp/confirm")
+def confirm(
+    request: Request,
+    db: PageDb,
+    visitor: VisitorDep,
+    site: IssuerDep,
+    csrf_token: TextField = "",
+    code: TextField = "",
+) -> Response:
+    """The app counts once it shows the right code; a first factor brings recovery codes."""
+    signed = _visitor_posting(request, visitor, csrf_token)
+    secret_key = request.app.state.secret_key
+    codes = confirm_totp(db, signed.actor, signed.user, code[:20], secret_key=secret_key, site=site)
+    if codes is None:
+        error = "That is not the code your app shows. Type the six digits it shows now."
+        return _totp_form(request, db, signed, error=error, status_code=400)
+    if codes:
+        return _recovery_codes_page(request, signed, codes, first=True)
+    return RedirectResponse("/account?factor=added", status_code=303)
+
+
+@router.post("/account/totp/remove")
+def remove_app(
+    request: Request,
+    db: PageDb,
+    visitor: VisitorDep,
+    site: IssuerDep,
+    csrf_token: TextField = "",
+    current_password: TextField = "",
+) -> Response:
+    """Given the password (a stolen session must not take a factor away on its own)."""
+    signed = _visitor_posting(request, visitor, csrf_token)
+    refused_page = _password_refused(request, db, signed, current_password, "totp_password")
+    if refused_page is not None:
+        return refused_page
+    remove_totp(db, signed.actor, signed.user, site=site)
+    return RedirectResponse("/account?factor=removed", status_code=303)
+
+
+def _totp_form(
+    request: Request,
+    db: PageDb,
+    visitor: Visitor,
+    *,
+    error: str | None = None,
+    status_code: int = 200,
+) -> Response:
+    setup = totp_setup(db, visitor.user, request.app.state.secret_key)
+    if setup is None:  # nothing being set up: start from the account page
+        return RedirectResponse("/account", status_code=303)
+    return render(
+        request,
+        "totp_setup.html",
+        {"visitor": visitor, "setup": setup, "qr": qr_svg(setup.uri, "totp-qr"), "error": error},
+        status_code=status_code,
+        headers=NO_STORE,
+    )
+
+
+# --- recovery codes --------------------------------------------------------------------------
+
+
+@router.post("/account/recovery-codes")
+def recovery_codes(
+    request: Request, db: PageDb, visitor: VisitorDep, site: IssuerDep, csrf_token: TextField = ""
+) -> Response:
+    """Ten new codes, shown on this answer only; the earlier ones stop working."""
+    signed = _visitor_posting(request, visitor, csrf_token)
+    if not has_second_factor(db, signed.user.id):
+        return RedirectResponse("/account", status_code=303)
+    codes = new_recovery_codes(db, signed.actor, signed.user, site=site)
+    return _recovery_codes_page(request, signed, codes, first=False)
+
+
+def _recovery_codes_page(
+    request: Request, visitor: Visitor, codes: list[str], *, first: bool
+) -> HTMLResponse:
+    return render(
+        request,
+        "recovery_codes.html",
+        {"visitor": visitor, "codes": codes, "first": first},
+        headers=NO_STORE,
+    )
+
+
+# --- security keys ---------------------------------------------------------------------------
+
+
+@router.post("/account/security-keys/rename")
+def rename_key(
+    request: Request,
+    db: PageDb,
+    visitor: VisitorDep,
+    csrf_token: TextField = "",
+    key_id: TextField = "",
+    name: TextField = "",
+) -> Response:
+    signed = _visitor_posting(request, visitor, csrf_token)
+    if not rename_security_key(db, signed.user.id, key_id, name):
+        errors = {f"key-{key_id[:10]}-name": "Give the key a name."}
+        return account_view(request, db, signed, factor_errors=errors, status_code=400)
+    return RedirectResponse("/account?factor=renamed", status_code=303)
+
+
+@router.post("/account/security-keys/remove")
+def remove_key(
+    request: Request,
+    db: PageDb,
+    visitor: VisitorDep,
+    site: IssuerDep,
+    csrf_token: TextField = "",
+    key_id: TextField = "",
+    current_password: TextField = "",
+) -> Response:
+    """Given the password, as the app's removal."""
+    signed = _visitor_posting(request, visitor, csrf_token)
+    field = f"key-{key_id[:10]}-password"
+    refused_page = _password_refused(request, db, signed, current_password, field)
+    if refused_page is not None:
+        return refused_page
+    remove_security_key(db, signed.actor, signed.user, key_id, site=site)
+    return RedirectResponse("/account?factor=removed", status_code=303)
+
+
+def _password_refused(
+    request: Request, db: PageDb, visitor: Visitor, password: str, field: str
+) -> Response | None:
+    """The account page again, its `field` saying why, unless `password` is the visitor's."""
+    checked = check_current_password(request, db, visitor, password)
+    if checked.wait is not None:
+        return account_view(
+            request,
+            db,
+            visitor,
+            factor_errors={field: checked.too_many()},
+            status_code=429,
+            headers={"Retry-After": str(checked.wait)},
+        )
+    if not checked.matches:
+        throttle.record_failure(db, checked.attempt)
+        record_event(
+            db,
+            visitor.actor,
+            "user.factor_change_failed",
+            target_type="user",
+            target_id=visitor.user.id,
+            details={"reason": "wrong_password"},
+        )
+        errors = {field: "That is not your current password."}
+        return account_view(request, db, visitor, factor_errors=errors, status_code=400)
+    throttle.forgive(db, checked.attempt, (visitor.user.username, visitor.user.email))
+    return None
