@@ -4,12 +4,12 @@ errors), so that no route module imports another."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Annotated, Any
 
 from fastapi import Form, Request
-from fastapi.responses import HTMLResponse
+from fastapi.responses import HTMLResponse, Response
 from sqlalchemy.orm import Session
 
 from regdesk.accounts import throttle
@@ -23,6 +23,7 @@ from regdesk.accounts.factors import (
 from regdesk.accounts.password_rule import PASSWORD_MIN
 from regdesk.accounts.passwords import password_matches
 from regdesk.accounts.signup import waiting_address
+from regdesk.audit.service import record_event
 from regdesk.events.service import current_event
 from regdesk.oauth.grants import connected_applications
 from regdesk.registrations.service import live_registration
@@ -49,7 +50,7 @@ def account_view(
     factor_notice: str | None = None,
     factor_errors: dict[str, str] | None = None,
     status_code: int = 200,
-    headers: dict[str, str] | None = None,
+    headers: Mapping[str, str] | None = None,
 ) -> HTMLResponse:
     """The account page; `errors`, `email_errors`: what is wrong with the password form or the
     e-mail form just sent; `email_sent`: a verification link just went out; `factor_notice`,
@@ -148,6 +149,43 @@ def second_factors(db: Session, user: User) -> SecondFactors:
         security_keys=security_keys_of(db, user.id),
         recovery_codes_left=recovery_codes_left(db, user.id),
     )
+
+
+# The account page again with a form's errors: (errors, status code, headers) -> the page.
+ShowErrors = Callable[[dict[str, str], int, Mapping[str, str] | None], Response]
+WRONG_PASSWORD = "That is not your current password."
+
+
+def password_refused(
+    request: Request,
+    db: Session,
+    visitor: Visitor,
+    password: str,
+    *,
+    field: str,
+    failed_action: str,
+    show: ShowErrors,
+) -> Response | None:
+    """The page `show` makes, its `field` saying why, unless `password` is the visitor's own
+    (then None, their earlier wrong ones forgiven). A wrong one is recorded for the throttle
+    and audited as `failed_action`."""
+    checked = check_current_password(request, db, visitor, password)
+    if checked.wait is not None:
+        return show({field: checked.too_many()}, 429, {"Retry-After": str(checked.wait)})
+    user = visitor.user
+    if not checked.matches:
+        throttle.record_failure(db, checked.attempt)
+        record_event(
+            db,
+            visitor.actor,
+            failed_action,
+            target_type="user",
+            target_id=user.id,
+            details={"reason": "wrong_password"},
+        )
+        return show({field: WRONG_PASSWORD}, 400, None)
+    throttle.forgive(db, checked.attempt, (user.username, user.email))
+    return None
 
 
 def anonymous_form(

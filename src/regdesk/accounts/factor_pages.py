@@ -5,11 +5,12 @@ removed. The service is factors.py."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
-from regdesk.accounts import throttle
-from regdesk.accounts.account_page import TextField, account_view, check_current_password
+from regdesk.accounts.account_page import TextField, account_view, password_refused
 from regdesk.accounts.factors import (
     begin_totp,
     confirm_totp,
@@ -20,7 +21,6 @@ from regdesk.accounts.factors import (
     rename_security_key,
     totp_setup,
 )
-from regdesk.audit.service import record_event
 from regdesk.deps import IssuerDep
 from regdesk.web import csrf
 from regdesk.web.pages import render
@@ -188,27 +188,18 @@ def _password_refused(
     request: Request, db: PageDb, visitor: Visitor, password: str, field: str
 ) -> Response | None:
     """The account page again, its `field` saying why, unless `password` is the visitor's."""
-    checked = check_current_password(request, db, visitor, password)
-    if checked.wait is not None:
+
+    def show(errors: dict[str, str], status: int, headers: Mapping[str, str] | None) -> Response:
         return account_view(
-            request,
-            db,
-            visitor,
-            factor_errors={field: checked.too_many()},
-            status_code=429,
-            headers={"Retry-After": str(checked.wait)},
+            request, db, visitor, factor_errors=errors, status_code=status, headers=headers
         )
-    if not checked.matches:
-        throttle.record_failure(db, checked.attempt)
-        record_event(
-            db,
-            visitor.actor,
-            "user.factor_change_failed",
-            target_type="user",
-            target_id=visitor.user.id,
-            details={"reason": "wrong_password"},
-        )
-        errors = {field: "That is not your current password."}
-        return account_view(request, db, visitor, factor_errors=errors, status_code=400)
-    throttle.forgive(db, checked.attempt, (visitor.user.username, visitor.user.email))
-    return None
+
+    return password_refused(
+        request,
+        db,
+        visitor,
+        password,
+        field=field,
+        failed_action="user.factor_change_failed",
+        show=show,
+    )

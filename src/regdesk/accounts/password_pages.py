@@ -9,18 +9,18 @@ web/headers.py), no audit event and no line of the access log (web/access_log.py
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
-from regdesk.accounts import throttle
 from regdesk.accounts.account_page import (
     MAX_LOGIN,
     TextField,
     account_view,
     anonymous_form,
-    check_current_password,
+    password_refused,
 )
 from regdesk.accounts.password_rule import PASSWORD_MIN
 from regdesk.accounts.passwords import (
@@ -29,7 +29,6 @@ from regdesk.accounts.passwords import (
     reset_by_link,
     reset_user,
 )
-from regdesk.audit.service import record_event
 from regdesk.deps import IssuerDep
 from regdesk.errors import Invalid
 from regdesk.web import csrf
@@ -153,30 +152,23 @@ def new_password(
     if not csrf.session_form_is_genuine(request, visitor.session_id, csrf_token):
         return forbidden(request, visitor)
     user = visitor.user
-    checked = check_current_password(request, db, visitor, current_password)
-    if checked.wait is not None:
+
+    def show(errors: dict[str, str], status: int, headers: Mapping[str, str] | None) -> Response:
         return account_view(
-            request,
-            db,
-            visitor,
-            errors={"current_password": checked.too_many()},
-            status_code=429,
-            headers={"Retry-After": str(checked.wait)},
+            request, db, visitor, errors=errors, status_code=status, headers=headers
         )
-    if not checked.matches:
-        throttle.record_failure(db, checked.attempt)
-        record_event(
-            db,
-            visitor.actor,
-            "user.password_change_failed",
-            target_type="user",
-            target_id=user.id,
-            details={"reason": "wrong_password"},
-        )
-        problem = "That is not your current password."
-        return account_view(
-            request, db, visitor, errors={"current_password": problem}, status_code=400
-        )
+
+    refused = password_refused(
+        request,
+        db,
+        visitor,
+        current_password,
+        field="current_password",
+        failed_action="user.password_change_failed",
+        show=show,
+    )
+    if refused is not None:
+        return refused
     try:
         change_password(
             db,
@@ -187,7 +179,6 @@ def new_password(
             keep_session=visitor.session_id,
             site=site,
         )
-    except Invalid as refused:
-        return account_view(request, db, visitor, errors=refused.errors, status_code=400)
-    throttle.forgive(db, checked.attempt, (user.username, user.email))
+    except Invalid as invalid:
+        return account_view(request, db, visitor, errors=invalid.errors, status_code=400)
     return RedirectResponse("/account?password_changed", status_code=303)

@@ -9,6 +9,7 @@ fetch must not use up a single-use link; the button's POST does.
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Mapping
 
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
@@ -20,7 +21,7 @@ from regdesk.accounts.account_page import (
     TextField,
     account_view,
     anonymous_form,
-    check_current_password,
+    password_refused,
 )
 from regdesk.accounts.links import LinkPurpose, issue_link, peek_link
 from regdesk.accounts.signup import (
@@ -30,7 +31,7 @@ from regdesk.accounts.signup import (
     verify_email,
     waiting_address,
 )
-from regdesk.audit.service import Actor, record_event
+from regdesk.audit.service import Actor
 from regdesk.config import Settings
 from regdesk.errors import Invalid
 from regdesk.mail.service import queue_mail
@@ -211,35 +212,27 @@ def change_email(
     if not csrf.session_form_is_genuine(request, visitor.session_id, csrf_token):
         return forbidden(request, visitor)
     user = visitor.user
-    checked = check_current_password(request, db, visitor, current_password)
-    if checked.wait is not None:
+
+    def show(errors: dict[str, str], status: int, headers: Mapping[str, str] | None) -> Response:
         return account_view(
-            request,
-            db,
-            visitor,
-            email_errors={"email_password": checked.too_many()},
-            status_code=429,
-            headers={"Retry-After": str(checked.wait)},
+            request, db, visitor, email_errors=errors, status_code=status, headers=headers
         )
-    if not checked.matches:
-        throttle.record_failure(db, checked.attempt)
-        record_event(
-            db,
-            visitor.actor,
-            "user.email_change_failed",
-            target_type="user",
-            target_id=user.id,
-            details={"reason": "wrong_password"},
-        )
-        problem = "That is not your current password."
-        return account_view(
-            request, db, visitor, email_errors={"email_password": problem}, status_code=400
-        )
-    throttle.forgive(db, checked.attempt, (user.username, user.email))
+
+    refused = password_refused(
+        request,
+        db,
+        visitor,
+        current_password,
+        field="email_password",
+        failed_action="user.email_change_failed",
+        show=show,
+    )
+    if refused is not None:
+        return refused
     try:
         token = request_email_change(db, visitor.actor, user, email.strip()[:MAX_LOGIN])
-    except Invalid as refused:
-        return account_view(request, db, visitor, email_errors=refused.errors, status_code=400)
+    except Invalid as invalid:
+        return account_view(request, db, visitor, email_errors=invalid.errors, status_code=400)
     address = waiting_address(db, user)
     assert address is not None
     mail_verification(db, request.app.state.settings, user, address, token)
