@@ -53,23 +53,32 @@ def free_port() -> int:
 
 @contextmanager
 def live_server(
-    database_url: str, settings: Mapping[str, str] | None = None, *, stdout: IO[bytes] | None = None
+    database_url: str,
+    settings: Mapping[str, str] | None = None,
+    *,
+    stdout: IO[bytes] | None = None,
+    port: int | None = None,
 ) -> Iterator[str]:
     """`regdesk serve` from the installed console script, on a free loopback port.
 
     `settings`: more environment for it, e.g. `{"REGDESK_REDIS_URL": ...}`; `stdout`: where its
-    access log goes (nowhere by default).
+    access log goes (nowhere by default); `port`: this one (free_port()) rather than any, for a
+    REGDESK_PUBLIC_URL that names it.
     """
-    with live_server_process(database_url, settings, stdout=stdout) as (base, _):
+    with live_server_process(database_url, settings, stdout=stdout, port=port) as (base, _):
         yield base
 
 
 @contextmanager
 def live_server_process(
-    database_url: str, settings: Mapping[str, str] | None = None, *, stdout: IO[bytes] | None = None
+    database_url: str,
+    settings: Mapping[str, str] | None = None,
+    *,
+    stdout: IO[bytes] | None = None,
+    port: int | None = None,
 ) -> Iterator[tuple[str, int]]:
     """`live_server`, and the server's process id (to watch its memory in /proc)."""
-    port = free_port()
+    port = port or free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("REGDESK_")}
     env.update(settings or {})
     env["REGDESK_DATABASE_URL"] = database_url

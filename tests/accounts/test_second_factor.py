@@ -44,6 +44,8 @@ def test_an_app_counts_once_confirmed_and_brings_ten_recovery_codes(
 
     secret, codes = add_app(client)
     assert len(codes) == 10 == len(set(codes))
+    # Read from paper: no character that is mistaken for another (0 and o, 1, i and l).
+    assert not set("".join(codes)) & set("0o1il")
     [added] = audit(engine, "user.factor_added")
     assert (added.actor_user_id, added.target_id, added.details) == (
         fox,

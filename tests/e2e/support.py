@@ -1,11 +1,13 @@
-"""Steps the browser tests share: logging in as a person does, screenshots of the pages, and
-an application's redirect address for the browser to land on."""
+"""Steps the browser tests share: logging in and out as a person does, screenshots of the
+pages, the link in a mail, and an application's redirect address for the browser to land on."""
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from email.message import Message
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -27,6 +29,24 @@ def log_in(page: Page, username: str, password: str = PASSWORD) -> None:
     page.get_by_label("Username").fill(username)
     page.get_by_label("Password").fill(password)
     page.get_by_role("button", name="Log in").click()
+
+
+def log_out(page: Page) -> None:
+    """The header's "Log out" button, as a person leaves; lands on "Signed out"."""
+    page.get_by_role("navigation", name="Your account").get_by_role(
+        "button", name="Log out"
+    ).click()
+    expect(page.get_by_role("heading", name="Signed out")).to_be_visible()
+
+
+def mailed_link(mail: Message, base: str, path: str) -> str:
+    """The link to `base` + `path` + a token in the mail's plain text, as a person would click."""
+    text = next(part for part in mail.walk() if part.get_content_type() == "text/plain")
+    body = text.get_payload(decode=True)
+    assert isinstance(body, bytes)
+    found = re.search(re.escape(base + path) + r"[A-Za-z0-9_-]+", body.decode())
+    assert found, body
+    return found.group(0)
 
 
 class _Application(BaseHTTPRequestHandler):

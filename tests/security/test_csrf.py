@@ -52,6 +52,7 @@ LOGIN = "/login"
 BEFORE_SIGN_IN = (
     LOGIN,
     "/login/second-factor",
+    "/login/second-factor/security-key",
     "/password/forgot",
     "/password/reset/{token}",
     "/signup",

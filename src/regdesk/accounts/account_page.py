@@ -151,6 +151,22 @@ def second_factors(db: Session, user: User) -> SecondFactors:
     )
 
 
+# Pages that show a secret (the app's, the recovery codes) are kept by no cache.
+NO_STORE = {"Cache-Control": "no-store"}
+
+
+def recovery_codes_page(
+    request: Request, visitor: Visitor, codes: list[str], *, first: bool
+) -> HTMLResponse:
+    """Ten recovery codes, shown on this answer only; `first`: they came with a first factor."""
+    return render(
+        request,
+        "recovery_codes.html",
+        {"visitor": visitor, "codes": codes, "first": first},
+        headers=NO_STORE,
+    )
+
+
 # The account page again with a form's errors: (errors, status code, headers) -> the page.
 ShowErrors = Callable[[dict[str, str], int, Mapping[str, str] | None], Response]
 WRONG_PASSWORD = "That is not your current password."

@@ -8,9 +8,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from fastapi import APIRouter, Request
-from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from fastapi.responses import RedirectResponse, Response
 
-from regdesk.accounts.account_page import TextField, account_view, password_refused
+from regdesk.accounts.account_page import (
+    NO_STORE,
+    TextField,
+    account_view,
+    password_refused,
+    recovery_codes_page,
+)
 from regdesk.accounts.factors import (
     begin_totp,
     confirm_totp,
@@ -21,16 +27,15 @@ from regdesk.accounts.factors import (
     rename_security_key,
     totp_setup,
 )
+from regdesk.accounts.security_keys import add_security_key, registration_options
 from regdesk.deps import IssuerDep
 from regdesk.web import csrf
+from regdesk.web.headers import SCRIPT_POLICY
 from regdesk.web.pages import render
 from regdesk.web.qr import qr_svg
 from regdesk.web.visitor import PageDb, PageRefused, Visitor, VisitorDep, signed_in
 
 router = APIRouter(include_in_schema=False)
-
-# Pages that show a secret (the app's, the recovery codes) are kept by no cache.
-NO_STORE = {"Cache-Control": "no-store"}
 
 
 def _visitor_posting(request: Request, visitor: Visitor | None, csrf_token: str) -> Visitor:
@@ -77,7 +82,7 @@ def confirm(
         error = "That is not the code your app shows. Type the six digits it shows now."
         return _totp_form(request, db, signed, error=error, status_code=400)
     if codes:
-        return _recovery_codes_page(request, signed, codes, first=True)
+        return recovery_codes_page(request, signed, codes, first=True)
     return RedirectResponse("/account?factor=added", status_code=303)
 
 
@@ -131,21 +136,79 @@ def recovery_codes(
     if not has_second_factor(db, signed.user.id):
         return RedirectResponse("/account", status_code=303)
     codes = new_recovery_codes(db, signed.actor, signed.user, site=site)
-    return _recovery_codes_page(request, signed, codes, first=False)
-
-
-def _recovery_codes_page(
-    request: Request, visitor: Visitor, codes: list[str], *, first: bool
-) -> HTMLResponse:
-    return render(
-        request,
-        "recovery_codes.html",
-        {"visitor": visitor, "codes": codes, "first": first},
-        headers=NO_STORE,
-    )
+    return recovery_codes_page(request, signed, codes, first=False)
 
 
 # --- security keys ---------------------------------------------------------------------------
+
+
+KEY_REFUSED = (
+    "Your security key's answer did not work. Try again, with a key not added already, "
+    "or add an authenticator app instead."
+)
+NO_SCRIPT = (
+    "Adding a security key needs JavaScript, which did not run. Turn it on for this site, "
+    "or add an authenticator app instead."
+)
+
+
+@router.get("/account/security-keys/new")
+def new_key_page(request: Request, db: PageDb, visitor: VisitorDep, site: IssuerDep) -> Response:
+    signed = signed_in(request, visitor)
+    return _new_key_form(request, db, signed, site)
+
+
+@router.post("/account/security-keys")
+def add_key(
+    request: Request,
+    db: PageDb,
+    visitor: VisitorDep,
+    site: IssuerDep,
+    csrf_token: TextField = "",
+    name: TextField = "",
+    credential: TextField = "",
+) -> Response:
+    """The browser's answer to navigator.credentials.create (webauthn.js), checked and kept
+    under `name`; a first factor brings recovery codes."""
+    signed = _visitor_posting(request, visitor, csrf_token)
+    if not name.strip():
+        errors = {"name": "Give the key a name, to tell it from your others."}
+        return _new_key_form(request, db, signed, site, errors=errors, status_code=400)
+    if not credential:
+        return _new_key_form(request, db, signed, site, error=NO_SCRIPT, status_code=400)
+    codes = add_security_key(
+        db, signed.actor, signed.user, credential, name, issuer=site, site=site
+    )
+    if codes is None:
+        return _new_key_form(request, db, signed, site, error=KEY_REFUSED, status_code=400)
+    if codes:
+        return recovery_codes_page(request, signed, codes, first=True)
+    return RedirectResponse("/account?factor=added", status_code=303)
+
+
+def _new_key_form(
+    request: Request,
+    db: PageDb,
+    visitor: Visitor,
+    site: str,
+    *,
+    error: str | None = None,
+    errors: dict[str, str] | None = None,
+    status_code: int = 200,
+) -> Response:
+    """The page that adds a key, with a new challenge (the one it replaces stops working)."""
+    return render(
+        request,
+        "security_key_add.html",
+        {
+            "visitor": visitor,
+            "options": registration_options(db, visitor.user, site),
+            "error": error,
+            "errors": errors or {},
+        },
+        status_code=status_code,
+        headers={**NO_STORE, "Content-Security-Policy": SCRIPT_POLICY},
+    )
 
 
 @router.post("/account/security-keys/rename")

@@ -32,8 +32,8 @@ from regdesk.users.models import User
 from regdesk.web.mail_templates import render_mail
 
 RECOVERY_CODES = 10
-# Read from paper and typed back: lower case, and no 0, 1 or l to mistake.
-_CODE_ALPHABET = "23456789abcdefghijkmnopqrstuvwxyz"
+# Read from paper and typed back: lower case, and none of 0 and o, 1, i and l to mistake.
+_CODE_ALPHABET = "23456789abcdefghjkmnpqrstuvwxyz"
 TOTP_ISSUER = "regdesk"
 KEY_NAME_MAX = 64
 
@@ -106,8 +106,8 @@ def confirm_totp(
     if not _take_totp_code(session, factor, code, secret_key):
         return None
     factor.confirmed_at = utcnow()
-    _changed(session, actor, user, "user.factor_added", {"factor": "totp"}, site)
-    return _first_recovery_codes(session, actor, user, site)
+    record_change(session, actor, user, "user.factor_added", {"factor": "totp"}, site)
+    return first_recovery_codes(session, actor, user, site)
 
 
 def remove_totp(session: Session, actor: Actor, user: User, *, site: str) -> bool:
@@ -118,7 +118,7 @@ def remove_totp(session: Session, actor: Actor, user: User, *, site: str) -> boo
     session.delete(factor)
     session.flush()
     if confirmed:
-        _changed(session, actor, user, "user.factor_removed", {"factor": "totp"}, site)
+        record_change(session, actor, user, "user.factor_removed", {"factor": "totp"}, site)
         _drop_codes_without_factor(session, user.id)
     return confirmed
 
@@ -163,7 +163,7 @@ def _take_totp_code(session: Session, factor: TotpFactor, code: str, secret_key:
 def new_recovery_codes(session: Session, actor: Actor, user: User, *, site: str) -> list[str]:
     """Ten new codes (shown once); the earlier ones stop working."""
     codes = _replace_codes(session, user.id)
-    _changed(session, actor, user, "user.recovery_codes_generated", {}, site)
+    record_change(session, actor, user, "user.recovery_codes_generated", {}, site)
     return codes
 
 
@@ -196,11 +196,11 @@ def use_recovery_code(session: Session, actor: Actor, user: User, code: str, *, 
     if not spent.rowcount:  # type: ignore[attr-defined]
         return False
     left = recovery_codes_left(session, user.id)
-    _changed(session, actor, user, "user.recovery_code_used", {"codes_left": left}, site)
+    record_change(session, actor, user, "user.recovery_code_used", {"codes_left": left}, site)
     return True
 
 
-def _first_recovery_codes(session: Session, actor: Actor, user: User, site: str) -> list[str]:
+def first_recovery_codes(session: Session, actor: Actor, user: User, site: str) -> list[str]:
     """New codes for a person's first factor; [] when they hold some already."""
     held = session.scalar(
         select(func.count()).select_from(RecoveryCode).where(RecoveryCode.user_id == user.id)
@@ -266,7 +266,7 @@ def remove_security_key(
     details = {"factor": "security_key", "name": key.name}
     session.delete(key)
     session.flush()
-    _changed(session, actor, user, "user.factor_removed", details, site)
+    record_change(session, actor, user, "user.factor_removed", details, site)
     _drop_codes_without_factor(session, user.id)
     return True
 
@@ -290,7 +290,7 @@ def reset_second_factors(session: Session, actor: Actor, user: User, *, site: st
     for model in (TotpFactor, SecurityKey):
         removed += session.execute(delete(model).where(model.user_id == user.id)).rowcount  # type: ignore[attr-defined]
     session.execute(delete(RecoveryCode).where(RecoveryCode.user_id == user.id))
-    _changed(session, actor, user, "user.factors_reset", {"factors_removed": removed}, site)
+    record_change(session, actor, user, "user.factors_reset", {"factors_removed": removed}, site)
     return removed
 
 
@@ -303,7 +303,7 @@ _WORDS = {
 }
 
 
-def _changed(
+def record_change(
     session: Session, actor: Actor, user: User, action: str, details: dict[str, Any], site: str
 ) -> None:
     """The audit event of a change to the user's second factors, and the mail that tells them."""

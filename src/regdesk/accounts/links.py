@@ -1,7 +1,8 @@
 """The links regdesk mails a person (accounts.md): to verify an e-mail address (48 h), to set
 a new password (1 h). Each carries a random token that only the mail holds: the database keeps
 its SHA-256, so a copy of the database opens nothing. A link is used once: taking it is one
-conditional UPDATE, so of two clicks racing, one wins."""
+conditional UPDATE, so of two clicks racing, one wins. The challenges of security keys
+(WebAuthn) are kept here too, for the same reasons: random, single use, newest only, expiring."""
 
 from __future__ import annotations
 
@@ -20,11 +21,16 @@ from regdesk.security import token_hash
 class LinkPurpose(enum.StrEnum):
     VERIFY_EMAIL = "verify_email"  # also a changed address, until it is verified
     RESET_PASSWORD = "reset_password"
+    # A WebAuthn challenge (security_keys.py): never mailed, but as single-use and short-lived.
+    SECURITY_KEY_ADD = "security_key_add"
+    SECURITY_KEY_LOGIN = "security_key_login"
 
 
 LIFETIMES = {
     LinkPurpose.VERIFY_EMAIL: dt.timedelta(hours=48),
     LinkPurpose.RESET_PASSWORD: dt.timedelta(hours=1),
+    LinkPurpose.SECURITY_KEY_ADD: dt.timedelta(minutes=5),
+    LinkPurpose.SECURITY_KEY_LOGIN: dt.timedelta(minutes=5),
 }
 
 

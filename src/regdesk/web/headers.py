@@ -2,7 +2,8 @@
 
 A page may never be framed (the consent screen least of all: clickjacking), never tells
 another site where the visitor was, and runs nothing but what it loads from this origin. Our
-own pages use no script and no inline style at all. The API documentation pages that FastAPI
+own pages use no script and no inline style at all, but for the two that use a security key,
+which load webauthn.js from this origin (SCRIPT_POLICY). The API documentation pages that FastAPI
 serves need an inline script to start, so they get the framing rules but not `default-src`.
 No answer of the API is kept by a cache (`Cache-Control: no-store`): they carry people's data
 and tokens (ASVS V8.2.1; RFC 6749 5.1 for the token endpoint's).
@@ -20,6 +21,9 @@ PAGE_POLICY = (
     "default-src 'self'; script-src 'none'; object-src 'none'; base-uri 'none'; "
     "form-action 'self'; frame-ancestors 'none'"
 )
+# The pages that use a security key (WebAuthn needs the browser's API) load one script of ours,
+# and nothing inline: they bring this policy, every other page keeps `script-src 'none'`.
+SCRIPT_POLICY = PAGE_POLICY.replace("script-src 'none'", "script-src 'self'")
 DOCS_POLICY = "frame-ancestors 'none'; object-src 'none'; base-uri 'self'"
 # Where FastAPIOffline serves the API documentation (its defaults, which create_app keeps).
 API_DOCS_PATHS = ("/docs", "/docs/oauth2-redirect", "/redoc")
