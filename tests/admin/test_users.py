@@ -14,6 +14,7 @@ from regdesk.db import write_session
 from regdesk.oauth.permissions import permissions_of
 from regdesk.roles.service import create_role
 from regdesk.users.service import NewUser, create_user, find_users
+from tests.accounts.password_support import outbox
 from tests.admin.support import People
 from tests.conftest import Apps, bearer
 from tests.helpers import database_text
@@ -304,6 +305,12 @@ def test_a_generated_password_is_shown_once_and_ends_the_users_sessions(
     (event,) = audit(engine, "user.password_reset")
     assert event.details == {"generated": True, "sessions_ended": 1, "grants_revoked": 0}
     assert password not in database_text(engine)
+    # accounts.md: every change is mailed to the user; never the password itself.
+    [mail] = outbox(engine)
+    assert (mail.to, mail.subject) == ("ann@example.org", "Your password was changed")
+    assert "by an organizer" in mail.text
+    assert "by an organizer" in mail.html
+    assert password not in mail.text + mail.html
 
 
 def test_a_password_reset_disconnects_every_application_of_the_user(

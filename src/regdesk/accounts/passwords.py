@@ -80,12 +80,13 @@ class PasswordReset:
 
 
 def reset_password(
-    session: Session, actor: Actor, user: User, password: str | None
+    session: Session, actor: Actor, user: User, password: str | None, *, site: str
 ) -> PasswordReset:
     """Sets `password`, or a generated one when None; every web session of the user ends, and
     every application they connected loses its access (grants, tokens, unredeemed codes): the
     answer to a takeover must not leave the intruder's own tool connected (ASVS V3.3.3). The
-    audit event says whether the password was generated, never what it is."""
+    audit event says whether the password was generated, never what it is; the user is told
+    by mail (accounts.md: every change is), never of the password itself."""
     if password is not None:
         problem = password_problem(password, username=user.username, email=user.email)
         if problem is not None:
@@ -106,6 +107,7 @@ def reset_password(
             "grants_revoked": len(revoked),
         },
     )
+    _mail_changed(session, user, "by an organizer", site, by_organizer=True)
     session.flush()
     return PasswordReset(new, ended, len(revoked))
 
@@ -205,6 +207,13 @@ def _changed(
         target_id=user.id,
         details={"sessions_ended": sessions_ended},
     )
+    _mail_changed(session, user, how, site)
+
+
+def _mail_changed(
+    session: Session, user: User, how: str, site: str, *, by_organizer: bool = False
+) -> None:
+    """The mail that tells the user their password was changed, and `how` (never to what)."""
     text, html = render_mail(
         "password_changed",
         {
@@ -214,6 +223,7 @@ def _changed(
             "when": utcnow().strftime("%Y-%m-%d at %H:%M UTC"),
             "forgot": f"{site}/password/forgot",
             "site": site,
+            "by_organizer": by_organizer,
         },
     )
     queue_mail(session, to=user.email, subject="Your password was changed", text=text, html=html)

@@ -292,7 +292,13 @@ def new_password(
     typed_password = form.get("password")
     chosen = typed_password if isinstance(typed_password, str) else ""
     try:
-        reset = reset_password(db, staffer.actor, user, chosen if method == "set" else None)
+        reset = reset_password(
+            db,
+            staffer.actor,
+            user,
+            chosen if method == "set" else None,
+            site=request.app.state.settings.issuer,
+        )
     except Invalid as refused:
         return _password_page(request, staffer, user, method, refused.errors)
     return admin_page(
