@@ -31,10 +31,20 @@ from regdesk.users.models import User
 from regdesk.web import csrf
 from regdesk.web.pages import render, scopes_in_words
 from regdesk.web.tickets import ticket_of, ticket_qr_svg
-from regdesk.web.visitor import Visitor, set_login_cookie
+from regdesk.web.visitor import PageRefused, Visitor, login_redirect, set_login_cookie
 
 MAX_LOGIN = 320  # what a username or e-mail field reads
 TextField = Annotated[str, Form()]
+
+
+def account_form_visitor(request: Request, visitor: Visitor | None, csrf_token: str) -> Visitor:
+    """The signed-in visitor sending a form of /account, its CSRF token checked; else the
+    refusal (PageRefused): to log in and come back to /account, or forbidden."""
+    if visitor is None:
+        raise PageRefused(login_redirect("/account"))
+    if not csrf.session_form_is_genuine(request, visitor.session_id, csrf_token):
+        raise PageRefused.forbidden(request, visitor)
+    return visitor
 
 
 def account_view(

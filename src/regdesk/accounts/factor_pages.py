@@ -13,6 +13,7 @@ from fastapi.responses import RedirectResponse, Response
 from regdesk.accounts.account_page import (
     NO_STORE,
     TextField,
+    account_form_visitor,
     account_view,
     password_refused,
     recovery_codes_page,
@@ -29,21 +30,12 @@ from regdesk.accounts.factors import (
 )
 from regdesk.accounts.security_keys import add_security_key, registration_options
 from regdesk.deps import IssuerDep
-from regdesk.web import csrf
 from regdesk.web.headers import SCRIPT_POLICY
 from regdesk.web.pages import render
 from regdesk.web.qr import qr_svg
-from regdesk.web.visitor import PageDb, PageRefused, Visitor, VisitorDep, signed_in
+from regdesk.web.visitor import PageDb, Visitor, VisitorDep, signed_in
 
 router = APIRouter(include_in_schema=False)
-
-
-def _visitor_posting(request: Request, visitor: Visitor | None, csrf_token: str) -> Visitor:
-    """The signed-in visitor of a form on /account; its CSRF token checked."""
-    signed = signed_in(request, visitor)
-    if not csrf.session_form_is_genuine(request, signed.session_id, csrf_token):
-        raise PageRefused.forbidden(request, signed)
-    return signed
 
 
 # --- an authenticator app --------------------------------------------------------------------
@@ -54,7 +46,7 @@ def start_totp(
     request: Request, db: PageDb, visitor: VisitorDep, csrf_token: TextField = ""
 ) -> Response:
     """A new secret to set up (replacing one not confirmed), shown on the next page."""
-    signed = _visitor_posting(request, visitor, csrf_token)
+    signed = account_form_visitor(request, visitor, csrf_token)
     begin_totp(db, signed.user, request.app.state.secret_key)
     return RedirectResponse("/account/totp", status_code=303)
 
@@ -75,7 +67,7 @@ def confirm(
     code: TextField = "",
 ) -> Response:
     """The app counts once it shows the right code; a first factor brings recovery codes."""
-    signed = _visitor_posting(request, visitor, csrf_token)
+    signed = account_form_visitor(request, visitor, csrf_token)
     secret_key = request.app.state.secret_key
     codes = confirm_totp(db, signed.actor, signed.user, code[:20], secret_key=secret_key, site=site)
     if codes is None:
@@ -96,7 +88,7 @@ def remove_app(
     current_password: TextField = "",
 ) -> Response:
     """Given the password (a stolen session must not take a factor away on its own)."""
-    signed = _visitor_posting(request, visitor, csrf_token)
+    signed = account_form_visitor(request, visitor, csrf_token)
     refused_page = _password_refused(request, db, signed, current_password, "totp_password")
     if refused_page is not None:
         return refused_page
@@ -132,7 +124,7 @@ def recovery_codes(
     request: Request, db: PageDb, visitor: VisitorDep, site: IssuerDep, csrf_token: TextField = ""
 ) -> Response:
     """Ten new codes, shown on this answer only; the earlier ones stop working."""
-    signed = _visitor_posting(request, visitor, csrf_token)
+    signed = account_form_visitor(request, visitor, csrf_token)
     if not has_second_factor(db, signed.user.id):
         return RedirectResponse("/account", status_code=303)
     codes = new_recovery_codes(db, signed.actor, signed.user, site=site)
@@ -170,7 +162,7 @@ def add_key(
 ) -> Response:
     """The browser's answer to navigator.credentials.create (webauthn.js), checked and kept
     under `name`; a first factor brings recovery codes."""
-    signed = _visitor_posting(request, visitor, csrf_token)
+    signed = account_form_visitor(request, visitor, csrf_token)
     if not name.strip():
         errors = {"name": "Give the key a name, to tell it from your others."}
         return _new_key_form(request, db, signed, site, errors=errors, status_code=400)
@@ -220,7 +212,7 @@ def rename_key(
     key_id: TextField = "",
     name: TextField = "",
 ) -> Response:
-    signed = _visitor_posting(request, visitor, csrf_token)
+    signed = account_form_visitor(request, visitor, csrf_token)
     if not rename_security_key(db, signed.user.id, key_id, name):
         errors = {f"key-{key_id[:10]}-name": "Give the key a name."}
         return account_view(request, db, signed, factor_errors=errors, status_code=400)
@@ -238,7 +230,7 @@ def remove_key(
     current_password: TextField = "",
 ) -> Response:
     """Given the password, as the app's removal."""
-    signed = _visitor_posting(request, visitor, csrf_token)
+    signed = account_form_visitor(request, visitor, csrf_token)
     field = f"key-{key_id[:10]}-password"
     refused_page = _password_refused(request, db, signed, current_password, field)
     if refused_page is not None:

@@ -10,7 +10,7 @@ from sqlalchemy import Engine
 
 from regdesk import ratelimit
 from regdesk.accounts import throttle
-from regdesk.accounts.account_page import MAX_LOGIN, TextField, account_view
+from regdesk.accounts.account_page import MAX_LOGIN, TextField, account_form_visitor, account_view
 from regdesk.accounts.devices import trusted_device
 from regdesk.accounts.factors import has_second_factor
 from regdesk.accounts.passwords import password_matches
@@ -247,10 +247,7 @@ def revoke(
     application_id: TextField = "",
 ) -> Response:
     """Take back everything granted to one application: its grants and tokens die at once."""
-    if visitor is None:
-        return login_redirect("/account")
-    if not csrf.session_form_is_genuine(request, visitor.session_id, csrf_token):
-        return forbidden(request, visitor)
+    visitor = account_form_visitor(request, visitor, csrf_token)
     if not (application_id.isascii() and application_id.isdigit() and len(application_id) < 10):
         return RedirectResponse("/account", status_code=303)
     revoke_application(db, visitor.actor, visitor.user.id, int(application_id))

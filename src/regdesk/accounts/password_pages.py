@@ -18,6 +18,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from regdesk.accounts.account_page import (
     MAX_LOGIN,
     TextField,
+    account_form_visitor,
     account_view,
     anonymous_form,
     password_refused,
@@ -39,7 +40,6 @@ from regdesk.web.visitor import (
     VisitorDep,
     client_address,
     forbidden,
-    login_redirect,
 )
 
 router = APIRouter(include_in_schema=False)
@@ -147,10 +147,7 @@ def new_password(
 ) -> Response:
     """A new password, given the current one. A wrong current password is a failed login for
     the throttle (throttle.py): a stolen session gets no more guesses than the login form."""
-    if visitor is None:
-        return login_redirect("/account")
-    if not csrf.session_form_is_genuine(request, visitor.session_id, csrf_token):
-        return forbidden(request, visitor)
+    visitor = account_form_visitor(request, visitor, csrf_token)
     user = visitor.user
 
     def show(errors: dict[str, str], status: int, headers: Mapping[str, str] | None) -> Response:

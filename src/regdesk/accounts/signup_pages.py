@@ -19,6 +19,7 @@ from regdesk.accounts import throttle
 from regdesk.accounts.account_page import (
     MAX_LOGIN,
     TextField,
+    account_form_visitor,
     account_view,
     anonymous_form,
     password_refused,
@@ -46,7 +47,6 @@ from regdesk.web.visitor import (
     VisitorDep,
     client_address,
     forbidden,
-    login_redirect,
     set_session_cookie,
 )
 
@@ -207,10 +207,7 @@ def change_email(
 ) -> Response:
     """A new address, given the current password: a link goes to it, and the address on the
     account changes when it is followed."""
-    if visitor is None:
-        return login_redirect("/account")
-    if not csrf.session_form_is_genuine(request, visitor.session_id, csrf_token):
-        return forbidden(request, visitor)
+    visitor = account_form_visitor(request, visitor, csrf_token)
     user = visitor.user
 
     def show(errors: dict[str, str], status: int, headers: Mapping[str, str] | None) -> Response:
@@ -245,10 +242,7 @@ def resend_link(
 ) -> Response:
     """The verification link again, to the address waiting for it (throttled: an address
     someone else typed must not be flooded)."""
-    if visitor is None:
-        return login_redirect("/account")
-    if not csrf.session_form_is_genuine(request, visitor.session_id, csrf_token):
-        return forbidden(request, visitor)
+    visitor = account_form_visitor(request, visitor, csrf_token)
     user = visitor.user
     address = waiting_address(db, user) or (None if user.verified else user.email)
     if address is None:
