@@ -12,6 +12,11 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 from playwright.sync_api import Page, expect
+from sqlalchemy.orm import Session
+
+from regdesk.events.models import Event
+from regdesk.events.service import current_event_for_writing
+from regdesk.registrations.models import Product
 
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "build" / "screenshots"
 PASSWORD = "correct horse battery staple"
@@ -73,3 +78,21 @@ def application_callback() -> Iterator[str]:
         yield f"http://127.0.0.1:{server.server_address[1]}/callback"
     finally:
         server.shutdown()
+
+
+def open_event(session: Session, name: str) -> Event:
+    """The current event, named `name`, selling an attendee badge (65.00, 500 places)."""
+    event = current_event_for_writing(session)
+    event.name = name
+    session.add(
+        Product(
+            event_id=event.id,
+            name="attendee",
+            display_name="Attendee",
+            description="Entry for all four days.",
+            price=6500,
+            capacity=500,
+            position=1,
+        )
+    )
+    return event

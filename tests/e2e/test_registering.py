@@ -17,7 +17,6 @@ from sqlalchemy.orm import Session
 
 from regdesk.audit.service import Actor
 from regdesk.db import make_engine, write_session
-from regdesk.events.service import current_event_for_writing
 from regdesk.migrations.runner import upgrade
 from regdesk.registrations.models import (
     Order,
@@ -27,7 +26,7 @@ from regdesk.registrations.models import (
     RegistrationOptionValue,
 )
 from regdesk.users.service import NewUser, create_user
-from tests.e2e.support import PASSWORD, log_in, screenshot
+from tests.e2e.support import PASSWORD, log_in, open_event, screenshot
 from tests.helpers import live_server
 
 EVENT = "FurCon 2027"
@@ -60,19 +59,9 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
                 password=PASSWORD,
             ),
         )
-        event = current_event_for_writing(session)
-        event.name = EVENT
+        event = open_event(session, EVENT)
         session.add_all(
             [
-                Product(
-                    event_id=event.id,
-                    name="attendee",
-                    display_name="Attendee",
-                    description="Entry for all four days.",
-                    price=6500,
-                    capacity=500,
-                    position=1,
-                ),
                 Product(
                     event_id=event.id,
                     name="sponsor",

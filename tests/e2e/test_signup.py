@@ -17,11 +17,10 @@ from sqlalchemy import Engine, select
 from sqlalchemy.orm import Session
 
 from regdesk.db import make_engine, write_session
-from regdesk.events.service import current_event_for_writing
 from regdesk.migrations.runner import upgrade
-from regdesk.registrations.models import Order, Product
+from regdesk.registrations.models import Order
 from regdesk.users.models import User
-from tests.e2e.support import PASSWORD, mailed_link, screenshot
+from tests.e2e.support import PASSWORD, mailed_link, open_event, screenshot
 from tests.helpers import live_server
 from tests.mail.support import Inbox, smtp_server
 
@@ -42,19 +41,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
     engine = make_engine(url)
     upgrade(engine)
     with write_session(engine) as session:
-        event = current_event_for_writing(session)
-        event.name = EVENT
-        session.add(
-            Product(
-                event_id=event.id,
-                name="attendee",
-                display_name="Attendee",
-                description="Entry for all four days.",
-                price=6500,
-                capacity=500,
-                position=1,
-            )
-        )
+        open_event(session, EVENT)
     settings = {"REGDESK_CURRENCY": "EUR"}
     try:
         with smtp_server() as (inbox, port):
