@@ -151,9 +151,50 @@ def scratch_database_url(backend: str, directory: Path, *, migrated: bool = Fals
         schemas.done(schema, migrated=migrated)
 
 
-@pytest.fixture(
-    params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)],
+# --- which tests PostgreSQL runs ------------------------------------------------------------
+
+# Every test runs on SQLite. PostgreSQL runs the tests of the data layer, the API and OAuth,
+# and of the commands, processes and faults built on them. The pages, and the HTTP rules in
+# front of every route (headers, CSRF, body sizes, redirects, sessions), run the same code
+# whichever database is behind them: they run on SQLite only, but for a test marked
+# `postgresql_too` (a page with a query of its own, such as a search or a filter).
+PAGES = (
+    "tests/admin/",
+    "tests/web/",
+    "tests/accounts/test_account_page.py",
+    "tests/accounts/test_email_change.py",
+    "tests/accounts/test_pages.py",
+    "tests/accounts/test_password_change.py",
+    "tests/accounts/test_password_reset.py",
+    "tests/accounts/test_second_step.py",
+    "tests/accounts/test_signup_pages.py",
+    "tests/security/test_body_size.py",
+    "tests/security/test_csrf.py",
+    "tests/security/test_headers.py",
+    "tests/security/test_open_redirect.py",
+    "tests/security/test_sessions.py",
 )
+
+# The databases a test taking `database_url` runs on (a fixture of its own may take these too).
+BACKENDS = ["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)]
+
+
+def runs_on_sqlite_only(item: pytest.Item | pytest.Function) -> bool:
+    path = Path(str(item.path)).resolve().relative_to(Path(__file__).resolve().parents[1])
+    return path.as_posix().startswith(PAGES) and item.get_closest_marker("postgresql_too") is None
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """A page test's `database_url` (a fixture of any scope) takes SQLite only: marked before
+    pytest parametrizes fixtures, so that the mark takes precedence over the fixture's params."""
+    if "database_url" in metafunc.fixturenames and runs_on_sqlite_only(metafunc.definition):
+        metafunc.definition.add_marker(
+            pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+        )
+
+
+@pytest.fixture(params=BACKENDS)
 def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
     """Migrated when the test takes `engine` (directly or through another fixture)."""
     migrated = "engine" in request.fixturenames

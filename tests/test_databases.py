@@ -4,12 +4,13 @@ empty and as migrated, and never after a test changed what it is made of."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from sqlalchemy import text
 
 from regdesk.db import make_engine
-from tests.conftest import POSTGRES_ENV, postgres_base_url
+from tests.conftest import PAGES, POSTGRES_ENV, postgres_base_url
 from tests.databases import PostgresSchemas, with_schema
 
 
@@ -81,3 +82,10 @@ def test_a_schema_a_test_changed_is_dropped_not_handed_on(
     assert run(
         base, "public", f"SELECT count(*) FROM pg_namespace WHERE nspname = '{changed}'"
     ) == [0]
+
+
+def test_every_page_test_named_for_sqlite_only_exists() -> None:
+    """tests/conftest.py PAGES names files and folders: a renamed one would quietly put its
+    tests back on PostgreSQL, or a new data-layer test under an old page path off it."""
+    root = Path(__file__).resolve().parents[1]
+    assert [page for page in PAGES if not (root / page).exists()] == []

@@ -15,7 +15,7 @@ from regdesk.audit.service import Actor
 from regdesk.db import make_engine, write_session
 from regdesk.demo import load_demo
 from regdesk.oauth.applications import create_application, set_suspended
-from tests.conftest import postgres_base_url, scratch_database_url
+from tests.conftest import BACKENDS, postgres_base_url, scratch_database_url
 from tests.helpers import live_server
 from tests.oauth.test_code_flow_client_library import (
     CALLBACK,
@@ -99,7 +99,7 @@ def test_a_session_made_on_one_process_is_honoured_by_the_other(
         assert "Connected applications" in account.text
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
+@pytest.fixture(params=BACKENDS)
 def two_processes(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[str, str, str]]:
     """Two live servers on one database of either kind, with a small demo loaded."""
     with scratch_database_url(request.param, tmp_path, migrated=True) as url:

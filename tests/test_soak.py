@@ -26,14 +26,14 @@ from bench.soak import (
 )
 
 from regdesk.security import token_hash
-from tests.conftest import scratch_database_url
+from tests.conftest import BACKENDS, scratch_database_url
 
 SECONDS = 8
 
 
 @pytest.fixture(
     scope="module",
-    params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)],
+    params=BACKENDS,
 )
 def soak(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory

@@ -344,6 +344,7 @@ def test_the_departments_own_lead_is_let_in_to_its_records_only(
             assert response.status_code == 200, (template, response.status_code)
 
 
+@pytest.mark.postgresql_too
 def test_an_administrator_opens_every_page(people: People, records: Records) -> None:
     """Every GET of the table answers the administrator with a page: the guard is the only
     thing the other tests see refusing, and the paths' parameters name real records."""

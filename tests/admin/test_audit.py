@@ -7,6 +7,7 @@ import datetime as dt
 import re
 from html import unescape
 
+import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import Engine, update
 
@@ -85,6 +86,7 @@ def test_filtering_by_action_lists_the_recorded_actions(people: People, client: 
     assert shown[0]["target"] == f"user {people.attendee.user_id}"
 
 
+@pytest.mark.postgresql_too
 def test_filtering_by_actor_and_by_target(people: People, apps: Apps) -> None:
     first = apps.register(name="One")
     apps.register(name="Two")
@@ -104,6 +106,7 @@ def test_filtering_by_actor_and_by_target(people: People, apps: Apps) -> None:
     assert "No event matches these filters." in nothing.text
 
 
+@pytest.mark.postgresql_too
 def test_filtering_by_dates_takes_in_whole_days_in_utc(people: People, engine: Engine) -> None:
     with write_session(engine) as session:
         record_event(session, Actor("cli:old"), "demo.loaded")
@@ -139,6 +142,7 @@ def test_bad_dates_are_shown_on_the_form(people: People) -> None:
     assert "The end date comes before the start date." in backwards.text
 
 
+@pytest.mark.postgresql_too
 def test_pages_follow_one_another_without_gaps_or_repeats(people: People, engine: Engine) -> None:
     with write_session(engine) as session:
         for n in range(120):

@@ -61,6 +61,7 @@ def listed(html: str) -> list[str]:
     return re.findall(r'<th scope="row"><a href="/admin/orders/(\d+)">', html)
 
 
+@pytest.mark.postgresql_too
 def test_an_admin_finds_orders_by_number_name_or_e_mail(people: People, shop: Shop) -> None:
     ada = people.admin
     every = ada.get("/admin/orders")
@@ -83,6 +84,7 @@ def test_an_admin_finds_orders_by_number_name_or_e_mail(people: People, shop: Sh
     assert "No order matches." in nothing.text
 
 
+@pytest.mark.postgresql_too
 def test_the_list_is_paginated(people: People, shop: Shop, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(admin_orders, "PER_PAGE", 2)
     first = people.admin.get("/admin/orders")

@@ -54,6 +54,7 @@ def ids(event: Event, *names: str) -> list[int]:
 # --- the list and the CSV -------------------------------------------------------------------
 
 
+@pytest.mark.postgresql_too
 def test_an_admin_lists_and_filters_the_registrations(people: People, event: Event) -> None:
     ada = people.admin
     every = ada.get("/admin/registrations")
@@ -87,6 +88,7 @@ def csv_rows(text: str) -> list[list[str]]:
     return list(csv.reader(io.StringIO(text, newline="")))
 
 
+@pytest.mark.postgresql_too
 def test_the_csv_for_badge_printing_is_the_filtered_list_quoted_and_formula_free(
     people: People, event: Event, engine: Engine
 ) -> None:

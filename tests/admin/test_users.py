@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 
+import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import Engine, event, text
 from sqlalchemy.orm import Session
@@ -40,6 +41,7 @@ def _field_errors(html: str) -> dict[str, str]:
 # --- search ---------------------------------------------------------------------------------
 
 
+@pytest.mark.postgresql_too
 def test_search_finds_users_by_name_username_email_and_id(people: People, engine: Engine) -> None:
     with write_session(engine) as session:
         for username, first, last in [
@@ -70,6 +72,7 @@ def test_search_finds_users_by_name_username_email_and_id(people: People, engine
     assert "No user matches" in admin.get("/admin/users", params={"q": "zzz"}).text
 
 
+@pytest.mark.postgresql_too
 def test_search_pages_by_id_and_the_next_link_continues(people: People, engine: Engine) -> None:
     ids = [make_user(engine, f"guest{n:02}", password=None) for n in range(53)]
     first = people.admin.get("/admin/users", params={"q": "guest"})
@@ -87,6 +90,7 @@ def test_search_pages_by_id_and_the_next_link_continues(people: People, engine: 
         assert after == ids[3]
 
 
+@pytest.mark.postgresql_too
 def test_every_search_is_answered_from_an_index(people: People, engine: Engine) -> None:
     """No kind of search reads the whole users table (it may hold 100,000 rows)."""
     statements = []

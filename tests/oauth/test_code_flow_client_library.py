@@ -22,7 +22,7 @@ from sqlalchemy import Engine
 from regdesk.audit.service import Actor
 from regdesk.db import make_engine, write_session
 from regdesk.oauth.applications import create_application
-from tests.conftest import scratch_database_url
+from tests.conftest import BACKENDS, scratch_database_url
 from tests.helpers import live_server
 from tests.transfer.support import import_
 
@@ -57,7 +57,7 @@ def form_with(forms: list[dict[str, str]], field: str) -> dict[str, str]:
     return next(f for f in forms if field in f)
 
 
-@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
+@pytest.fixture(params=BACKENDS)
 def server(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[str, str, str]]:
     """A live server with one user and one application: (base, client_id, client_secret)."""
     with scratch_database_url(request.param, tmp_path, migrated=True) as url:

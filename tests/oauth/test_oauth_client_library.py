@@ -19,7 +19,7 @@ from requests_oauthlib import OAuth2Session
 from sqlalchemy import Engine
 
 from regdesk.db import make_engine
-from tests.conftest import Registered, scratch_database_url
+from tests.conftest import BACKENDS, Registered, scratch_database_url
 from tests.helpers import live_server
 from tests.oauth.support import AWKWARD_SECRET, TOKEN_URL, register
 
@@ -45,9 +45,7 @@ class Live:
         return self.base + "/api/v0/volunteers/search"
 
 
-@pytest.fixture(
-    scope="module", params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)]
-)
+@pytest.fixture(scope="module", params=BACKENDS)
 def live(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Live]:

@@ -21,7 +21,7 @@ from sqlalchemy import Engine
 from regdesk.app import create_app
 from regdesk.config import load_settings
 from regdesk.db import make_engine
-from tests.conftest import PUBLIC_URL, scratch_database_url
+from tests.conftest import BACKENDS, PUBLIC_URL, scratch_database_url
 
 # Rate limits are on, as in production, but high: hundreds of attacks from one address in a
 # minute are this suite's business, not the limits' (tests/test_ratelimit.py has those).
@@ -30,7 +30,7 @@ GENEROUS = "100000/minute"
 
 @pytest.fixture(
     scope="module",
-    params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)],
+    params=BACKENDS,
 )
 def database_url(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory

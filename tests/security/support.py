@@ -5,12 +5,14 @@ go, and whether anything was written."""
 from __future__ import annotations
 
 import itertools
+import os
 import re
 from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass
 from urllib.parse import urljoin, urlsplit
 
 import httpx
+import pytest
 from fastapi import FastAPI
 from fastapi.routing import iter_route_contexts
 from fastapi.testclient import TestClient
@@ -22,6 +24,14 @@ from regdesk.models import metadata
 from tests.conftest import Apps
 from tests.oauth.user_flow import REDIRECT, Flow
 from tests.web.support import make_user
+
+# How much of a cross product of attacks `make test` sends: a covering sample, the same every
+# run (each test module says what it keeps), or, with REGDESK_HOSTILE_INPUT=full (`make fuzz`),
+# every attack on every target.
+MODE_ENV = "REGDESK_HOSTILE_INPUT"
+MODE = os.environ.get(MODE_ENV) or "sample"
+if MODE not in ("sample", "full"):
+    raise pytest.UsageError(f"{MODE_ENV} is 'sample' (the default) or 'full', not {MODE!r}")
 
 BASE_URL = "https://testserver"
 _numbers = itertools.count(1)

@@ -18,7 +18,6 @@ payload of every class, every payload reaches every kind of field); `make fuzz`
 from __future__ import annotations
 
 import json
-import os
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -35,7 +34,7 @@ from sqlalchemy import Engine
 from regdesk.oauth.scopes import SCOPES, Holder
 from tests.api.support import app_engine, import_rich, statements
 from tests.conftest import Apps, Registered, bearer
-from tests.security.support import REDIRECT, changed_tables, new_user, snapshot
+from tests.security.support import MODE, REDIRECT, changed_tables, new_user, snapshot
 from tests.web.support import CALLBACK, PASSWORD, authorize_params, form, log_in, register_app
 
 
@@ -205,10 +204,6 @@ LOGIN_FIELDS = [Field("POST", "/login", "form", name) for name in ("username", "
 # --- which payload goes into which field ------------------------------------------------------
 
 
-MODE_ENV = "REGDESK_HOSTILE_INPUT"
-MODE = os.environ.get(MODE_ENV) or "sample"
-if MODE not in ("sample", "full"):
-    raise pytest.UsageError(f"{MODE_ENV} is 'sample' (the default) or 'full', not {MODE!r}")
 Case = tuple[Field, str]  # a field and the name of the payload that goes into it
 
 

@@ -22,7 +22,7 @@ from regdesk.registrations.service import live_registration, register
 from regdesk.transfer.exporter import export_document
 from regdesk.transfer.importer import ImportRejected, ImportResult, import_document
 from regdesk.users.models import User
-from tests.conftest import Cli
+from tests.conftest import BACKENDS, Cli
 from tests.transfer.support import ACTOR, backend_of, empty_database, table_rows
 
 
@@ -315,7 +315,7 @@ def user_id(engine: Engine, username: str) -> int:
 
 @pytest.fixture(
     scope="module",
-    params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)],
+    params=BACKENDS,
 )
 def seeded(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory

@@ -15,6 +15,7 @@ from sqlalchemy import Engine
 
 from regdesk.transfer.exporter import export_document
 from regdesk.transfer.importer import ImportRejected
+from tests.conftest import BACKENDS
 from tests.transfer.support import empty_database, import_, rich_document, table_rows
 
 Mutation = Callable[[dict[str, Any]], None]
@@ -310,7 +311,7 @@ CASES = [
 
 @pytest.fixture(
     scope="module",
-    params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)],
+    params=BACKENDS,
 )
 def seeded(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
