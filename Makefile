@@ -30,14 +30,15 @@ coverage: install
 		--cov-report=json:build/coverage.json
 
 ## Fuzz the API from its own /openapi.json, longer than `make test` does (tests/fuzz): a new
-## seed each run unless REGDESK_FUZZ_SEED is set; inputs tried go to build/fuzz.json. And every
-## hostile payload in every field (tests/security/test_input.py, REGDESK_HOSTILE_INPUT=full),
-## where `make test` sends each field one payload of each class
+## seed each run unless REGDESK_FUZZ_SEED is set; inputs tried go to build/fuzz.json. And the
+## whole cross products of attacks where `make test` sends a covering sample
+## (REGDESK_HOSTILE_INPUT=full): every hostile payload in every field
+## (tests/security/test_input.py), every forged token to every form (tests/security/test_csrf.py)
 fuzz: install
 	REGDESK_FUZZ_EXAMPLES=$${REGDESK_FUZZ_EXAMPLES:-500} \
 	REGDESK_FUZZ_SEED=$${REGDESK_FUZZ_SEED:-$$(date +%s)} \
 	REGDESK_HOSTILE_INPUT=full \
-	$(BIN)/pytest tests/fuzz tests/security/test_input.py
+	$(BIN)/pytest tests/fuzz tests/security/test_input.py tests/security/test_csrf.py
 
 lint: install
 	$(BIN)/ruff check src tests bench
