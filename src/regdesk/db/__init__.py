@@ -100,6 +100,12 @@ def is_sqlite(bind: Engine | Connection | Session) -> bool:
     return engine.dialect.name == "sqlite"
 
 
+def core_connection(bind: Connection | Session) -> Connection:
+    """The Core connection under `bind` (a session's, in its transaction): reads of plain rows
+    by the thousand skip the ORM's result machinery, which costs more than rendering them."""
+    return bind.connection() if isinstance(bind, Session) else bind
+
+
 def among(bind: Engine | Connection | Session, column: Any, ids: list[int]) -> Any:
     """`column IN ids` for a batch of thousands. Ids that run without a gap (a batch of a
     whole table queued, as after a demo or an import) as a range, which both databases answer

@@ -17,7 +17,7 @@ from functools import cache
 from sqlalchemy import Connection, select
 from sqlalchemy.orm import Session
 
-from regdesk.db import ID_MAX, among
+from regdesk.db import ID_MAX, among, core_connection
 from regdesk.db.driver import LoopReads, Query
 from regdesk.documents import Document, Stale
 from regdesk.documents.reading import complete
@@ -62,6 +62,7 @@ def registration_documents(bind: Bind, ids: Iterable[int]) -> dict[int, str]:
     tables."""
     wanted = sorted(ids)
     rendered = {}
+    bind = core_connection(bind)
     for start in range(0, len(wanted), BATCH):
         chunk = wanted[start : start + BATCH]
         batch = REGISTRATION_WITH_ORDER.where(among(bind, Registration.id, chunk))

@@ -10,7 +10,7 @@ from typing import Any
 from sqlalchemy import Connection, Row, select
 from sqlalchemy.orm import Session
 
-from regdesk.db import ID_MAX, among
+from regdesk.db import ID_MAX, among, core_connection
 from regdesk.db.driver import LoopReads, Query
 from regdesk.documents import Document, Stale
 from regdesk.documents.reading import complete
@@ -45,6 +45,7 @@ def user_documents(bind: Bind, ids: Iterable[int]) -> dict[int, str]:
     """The JSON records of the users with these ids (those that exist), from the table."""
     wanted = sorted(ids)
     rendered = {}
+    bind = core_connection(bind)
     for start in range(0, len(wanted), BATCH):
         chunk = wanted[start : start + BATCH]
         for row in bind.execute(select(USERS).where(among(bind, USERS.c.id, chunk))):
