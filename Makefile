@@ -1,21 +1,42 @@
-# regdesk: `make run` to try it, `make test` to check it. Everything installs into .venv.
+# regdesk: `make run` to try it, `make test` to check it. Everything installs into .venv, at
+# the versions locked in uv.lock (`make lock` updates them), by uv, itself pinned here.
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.installed-stamp
+UV_VERSION := 0.13.8
+TOOLS := .tools
+UV := $(TOOLS)/bin/uv
+# uv installs into .venv with this machine's Python, never one it downloads.
+SYNC := UV_PROJECT_ENVIRONMENT=$(VENV) UV_PYTHON_DOWNLOADS=never $(UV) sync --locked --python $(PYTHON)
+RUNTIME_STAMP := $(VENV)/.runtime-stamp
+DEV_STAMP := $(VENV)/.dev-stamp
 
-.PHONY: install run test coverage fuzz lint format bench soak clean
+.PHONY: install install-runtime lock run test coverage fuzz lint format bench soak clean
 
-$(STAMP): pyproject.toml
-	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
-	touch $(STAMP)
+$(UV):
+	$(PYTHON) -m venv $(TOOLS)
+	$(TOOLS)/bin/python -m pip install --quiet uv==$(UV_VERSION)
 
-install: $(STAMP)
+# The service and the development tools (tests, lint, types, browsers' driver), exactly the lock.
+$(DEV_STAMP): pyproject.toml uv.lock | $(UV)
+	$(SYNC) --extra dev
+	touch $@
+
+# The service alone; development tools already installed are left in place.
+$(RUNTIME_STAMP): pyproject.toml uv.lock | $(UV)
+	$(SYNC) --inexact
+	touch $@
+
+install: $(DEV_STAMP)
+
+install-runtime: $(RUNTIME_STAMP)
+
+## Update uv.lock to the newest versions pyproject.toml allows (then `make test`, and commit it)
+lock: | $(UV)
+	UV_PYTHON_DOWNLOADS=never $(UV) lock --upgrade --python $(PYTHON)
 
 ## Migrate, load demo data on first start, serve on http://127.0.0.1:8000
-run: install
+run: install-runtime
 	$(BIN)/regdesk db upgrade
 	$(BIN)/regdesk demo --if-empty
 	$(BIN)/regdesk serve
@@ -60,4 +81,4 @@ soak: install
 	$(BIN)/python -m bench.soak
 
 clean:
-	rm -rf build .pytest_cache .mypy_cache .ruff_cache
+	rm -rf build .pytest_cache .mypy_cache .ruff_cache $(TOOLS)
