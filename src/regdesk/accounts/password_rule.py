@@ -1,8 +1,9 @@
 """The one rule for a password a person chooses (accounts.md, Sign-up and verification): at
 least PASSWORD_MIN characters, at most PASSWORD_MAX, not among the common passwords, and not
 the account's own username or e-mail address. Every way of choosing one asks it: the reset by
-mailed link, the change on /account, an administrator's typed reset, `regdesk users create`.
-A generated password (admin/users.py) is random and needs no rule."""
+mailed link, the change on /account, an administrator's typed reset, `regdesk users create`,
+a plaintext `password` in an import (transfer/validation.py). A generated password
+(admin/users.py) is random and needs no rule; an imported argon2 hash cannot be checked."""
 
 from __future__ import annotations
 

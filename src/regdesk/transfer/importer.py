@@ -15,7 +15,9 @@ extend them); the exporter writes the same shape.
   record holds it), a matched record must already have it. Ids are numbers; the API's
   decimal strings ("17") are read too.
 - Users and volunteers may carry `createdAt` and `updatedAt`, users `profilePictureUrl` and
-  `passwordHash` (an argon2 hash, as export writes it) instead of `password`.
+  `passwordHash` (an argon2 hash, as export writes it) instead of `password`. A plaintext
+  `password` meets the one rule of a password a person chooses (accounts/password_rule.py,
+  against the user's own username and e-mail); a hash is taken as it is.
 - A user's `roles` entry is a role name (scope convention) or `{"name", "scope"}`.
   `permissions` hold `admin` or names of sensitive scopes.
 - Records match by natural key: users by username whatever its case, roles, departments and

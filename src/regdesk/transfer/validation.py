@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from regdesk.accounts.password_rule import password_problem
 from regdesk.events.service import DEFAULT_EVENT_NAME
 from regdesk.fields import (
     Parser,
@@ -227,7 +228,7 @@ def _check_users(
         _check_phone(record, stored, phone_region)
         _check_email(record, stored, existing, seen)
         user_id = check_id(record, stored, existing.user_names_by_id, seen.ids, "user")
-        secret = _check_password(record)
+        secret = _check_password(record, stored)
         user_roles = _check_user_roles(record, role_names)
         permissions = _check_permissions(record)
         if username is None:
@@ -281,11 +282,20 @@ def _check_email(record: Record, stored: Row | None, existing: Existing, seen: _
         record.error("email", f"{email!r} is already the e-mail of user {owner!r}")
 
 
-def _check_password(record: Record) -> str | None:
+def _check_password(record: Record, stored: Row | None) -> str | None:
+    """A plaintext password meets the one rule a person's own choice meets (password_rule.py),
+    against the account's username and e-mail (the document's, else the stored one's); an
+    argon2 hash (an export's) cannot be checked and is taken as it is."""
     if "password" in record.raw and "passwordHash" in record.raw:
         record.error("password", "give password or passwordHash, not both")
     record.column("passwordHash", "password_hash", password_hash, nullable=True)
     secret: str | None = record.get("password", password)
+    if secret is None:
+        return None
+    email = record.values.get("email", stored["email"] if stored else None)
+    problem = password_problem(secret, username=record.values.get("username"), email=email)
+    if problem is not None:
+        record.error("password", problem)
     return secret
 
 
