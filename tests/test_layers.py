@@ -28,6 +28,7 @@ LAYERS: list[set[str]] = [
         "errors",
         "formats",
         "security",
+        "keys",
         "fields",
         "pagination",
         "schemas",
@@ -43,8 +44,9 @@ LAYERS: list[set[str]] = [
     {"volunteers", "registrations"},
     {"web"},  # pages: their infrastructure (render, CSRF, the visitor), consent, volunteering
     {"accounts", "bodies"},  # a person's own account; request bodies' limits (render pages)
+    {"webhooks"},  # events of the records, written with their change, delivered signed
     {"models", "migrations", "transfer", "demo"},  # every table at once; import and export
-    {"admin"},
+    {"admin", "desk"},  # the organizers' pages; the registration desk and its ticket API
     {"app", "cli", "__main__"},
 ]
 # "db", "config" and "errors" import nothing of the domain (issue 14): the lowest layer's own.

@@ -16,7 +16,7 @@ from sqlalchemy import Engine, text
 from starlette.routing import BaseRoute
 from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
-from regdesk import documents
+from regdesk import documents, keys
 from regdesk.accounts import factor_pages, password_pages, second_step_pages, signup_pages
 from regdesk.accounts import pages as account_pages
 from regdesk.accounts.factors import has_second_factor
@@ -24,10 +24,12 @@ from regdesk.accounts.routes import router as current_user_router
 from regdesk.admin.routes import router as admin_router
 from regdesk.bodies import BodyLimits
 from regdesk.config import Settings, load_settings
-from regdesk.db import make_engine
+from regdesk.db import make_engine, write_session
 from regdesk.db.driver import GroupedWrites, LoopReads
 from regdesk.db.instance import instance_secret_key
 from regdesk.departments.routes import router as departments_router
+from regdesk.desk import pages as desk_pages
+from regdesk.desk import tickets as ticket_api
 from regdesk.errors import install_error_handlers
 from regdesk.mail.service import mail_channel
 from regdesk.models import DOCUMENTS
@@ -37,6 +39,7 @@ from regdesk.outbox.runner import Runner
 from regdesk.pagination import Cursors
 from regdesk.ratelimit import RateLimitHeaders, RateLimits
 from regdesk.registrations.routes import router as registrations_router
+from regdesk.registrations.ticket_codes import TicketKeys, ensure_key
 from regdesk.roles.routes import router as roles_router
 from regdesk.schemas import add_request_models
 from regdesk.transport import TransportPolicy, proxy_list
@@ -46,6 +49,9 @@ from regdesk.web import consent, registering, volunteering
 from regdesk.web.headers import SecurityHeaders
 from regdesk.web.pages import STATIC_PATH, static_files
 from regdesk.web.visitor import PageRefused, refused_page
+from regdesk.webhooks import capture as webhook_events
+from regdesk.webhooks import routes as webhook_routes
+from regdesk.webhooks.delivery import Sender
 
 TITLE = "regdesk"
 DESCRIPTION = """\
@@ -61,6 +67,7 @@ ROUTERS = (
     current_user_router,
     volunteers_router,
     registrations_router,
+    ticket_api.router,
     users_router,
     roles_router,
     departments_router,
@@ -73,6 +80,8 @@ ROUTERS = (
     volunteering.router,
     registering.router,
     admin_router,
+    desk_pages.router,
+    webhook_routes.router,
 )
 
 
@@ -92,17 +101,25 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or load_settings()
     engine = make_engine(settings.database_url)
     documents.install(DOCUMENTS)  # every write keeps the record documents in step
+    webhook_events.install()  # and writes the webhook events of what it changed
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         app.state.secret_key = instance_secret_key(engine, settings.secret_key)
         app.state.cursors = Cursors(app.state.secret_key)
-        outbox = _outbox_runner(settings, engine)
-        if outbox is not None:
-            outbox.start()
+        keys.install(engine, app.state.secret_key)  # the key store encrypts with it
+        with write_session(engine) as db:
+            ensure_key(db)  # the ticket key made once: showing a ticket never writes
+        webhooks = Sender(
+            engine,
+            issuer=settings.issuer,
+            allow_private=settings.webhooks_allow_private == "on",
+        )
+        outbox = _outbox_runner(settings, engine, webhooks)
+        outbox.start()
         yield
-        if outbox is not None:
-            outbox.stop()
+        outbox.stop()
+        webhooks.close()
         app.state.loop_reads.close()
         app.state.loop_writes.close()
         engine.dispose()
@@ -119,6 +136,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.loop_reads = LoopReads(engine)
     app.state.loop_writes = LoopReads(engine, writer=True)
     app.state.new_tokens = GroupedWrites(app.state.loop_writes, NEW_TOKEN)
+    app.state.ticket_keys = TicketKeys()  # ticket codes' public keys, read at most once a minute
     app.state.rate_limits = RateLimits.from_settings(settings)
     if app.state.rate_limits is not None:
         app.add_middleware(RateLimitHeaders)
@@ -157,12 +175,13 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     return app
 
 
-def _outbox_runner(settings: Settings, engine: Engine) -> Runner | None:
-    """The delivery of this process's outbox, when there is somewhere to deliver to: without
-    a mail server, mail waits in the outbox (accounts.md)."""
-    if settings.smtp_url is None:
-        return None
-    return Runner(engine, [mail_channel(settings.smtp_url, settings.mail_from)])
+def _outbox_runner(settings: Settings, engine: Engine, webhooks: Sender) -> Runner:
+    """The delivery of this process's outbox: webhooks always, mail when there is a mail
+    server to send it to (without one, mail waits in the outbox: accounts.md)."""
+    channels = [webhooks.channel()]
+    if settings.smtp_url is not None:
+        channels.insert(0, mail_channel(settings.smtp_url, settings.mail_from))
+    return Runner(engine, channels)
 
 
 def _drop_unused_validation_responses(document: dict[str, Any]) -> None:

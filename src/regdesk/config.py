@@ -138,6 +138,16 @@ class Settings(BaseSettings):
         description="required: a user holding admin or a sensitive permission must add a "
         "second factor before the admin area or a consent to a sensitive scope works for them.",
     )
+    webhooks_allow_private: Literal["on", "off"] = Field(
+        default="off",
+        description="'on' lets webhook endpoints be private addresses (loopback, private, "
+        "link-local), and plain http on loopback: for tests and single-host setups.",
+    )
+    key_overlap: dt.timedelta = Field(
+        default=dt.timedelta(days=7),
+        description="How long a retired signing key stays published after `regdesk keys "
+        "rotate` (an ISO 8601 duration: P7D, PT12H), so what it signed just before still verifies.",
+    )
     terms_url: str | None = Field(
         default=None,
         description="The organizer's terms (https://...): when set, /signup asks people to "

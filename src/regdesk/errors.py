@@ -119,6 +119,14 @@ class NotFound(ApiError):
     category = "resource"
 
 
+class Conflict(ApiError):
+    """409: the request contradicts what is already so (a ticket checked in before): the
+    envelope's `conflict` says what, with the earlier state's members."""
+
+    status_code = 409
+    category = "conflict"
+
+
 class RequestTooLarge(ApiError):
     """413: the request's body is over its route's limit (bodies.py)."""
 

@@ -11,6 +11,7 @@ from regdesk.departments.models import Department, DepartmentLead
 from regdesk.documents import Document
 from regdesk.documents.models import DocumentQueue
 from regdesk.events.models import Event, EventOption
+from regdesk.keys.models import SigningKey
 from regdesk.oauth.models import (
     AccessToken,
     Application,
@@ -41,6 +42,7 @@ from regdesk.volunteers.models import (
     VolunteerOptionValue,
 )
 from regdesk.web.models import WebSession
+from regdesk.webhooks.models import WebhookChange, WebhookDelivery, WebhookEndpoint
 
 metadata = Base.metadata
 DOCUMENTS: tuple[Document, ...] = (
@@ -76,6 +78,7 @@ __all__ = [
     "RegistrationOptionValue",
     "Role",
     "SecurityKey",
+    "SigningKey",
     "TotpFactor",
     "User",
     "UserPermission",
@@ -85,5 +88,8 @@ __all__ = [
     "VolunteerDepartmentState",
     "VolunteerOptionValue",
     "WebSession",
+    "WebhookChange",
+    "WebhookDelivery",
+    "WebhookEndpoint",
     "metadata",
 ]

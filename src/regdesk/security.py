@@ -3,6 +3,8 @@
 Passwords are low-entropy, so they get a slow password hash (argon2id). Client secrets,
 tokens and codes are random and long, so a fast hash is right (decisions.md, Tokens): a
 salted HMAC-SHA-256 for client secrets, a plain SHA-256 for what is looked up by its hash.
+What must be read back (a TOTP secret, a signing key) is encrypted under a key derived from the
+instance's secret key, one key per kind (`derived_fernet`).
 """
 
 from __future__ import annotations
@@ -14,6 +16,9 @@ import secrets
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
+from cryptography.fernet import Fernet
+from cryptography.hazmat.primitives import hashes
+from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
 SERVICE_PASSWORD_HASHER = PasswordHasher()  # argon2id with argon2-cffi's RFC 9106 defaults
 _password_hasher = SERVICE_PASSWORD_HASHER
@@ -63,3 +68,12 @@ def verify_client_secret(stored: str, secret: str) -> bool:
 def token_hash(token: str) -> str:
     """The lookup key of an access token, refresh token or authorization code."""
     return hashlib.sha256(token.encode()).hexdigest()
+
+
+def derived_fernet(secret_key: str, label: str) -> Fernet:
+    """A key of its own for one kind of secret kept encrypted (its `label`), derived from the
+    instance's secret key (HKDF-SHA-256): a copy of the database alone reads none of them."""
+    derived = HKDF(algorithm=hashes.SHA256(), length=32, salt=None, info=label.encode()).derive(
+        secret_key.encode()
+    )
+    return Fernet(base64.urlsafe_b64encode(derived))

@@ -42,6 +42,7 @@ from regdesk.registrations.options import REGISTRATION_OPTIONS
 from regdesk.roles.models import Role
 from regdesk.transfer.importer import import_document
 from regdesk.volunteers.models import Volunteer
+from regdesk.webhooks.endpoints import add_endpoint
 from tests.admin.registering import make_product, registered
 from tests.admin.support import People, Person
 
@@ -133,6 +134,14 @@ ADMIN_AREA: dict[tuple[str, str], Rule] = {
     ("POST", "/admin/applications/{client_id}/rotate-secret"): A,
     ("POST", "/admin/applications/{client_id}/suspend"): A,
     ("POST", "/admin/applications/{client_id}/unsuspend"): A,
+    # its webhook endpoints
+    ("POST", "/admin/applications/{client_id}/webhooks"): A,
+    ("GET", "/admin/applications/{client_id}/webhooks/{endpoint_id}"): A,
+    ("POST", "/admin/applications/{client_id}/webhooks/{endpoint_id}/enable"): A,
+    ("POST", "/admin/applications/{client_id}/webhooks/{endpoint_id}/disable"): A,
+    ("POST", "/admin/applications/{client_id}/webhooks/{endpoint_id}/remove"): A,
+    ("POST", "/admin/applications/{client_id}/webhooks/{endpoint_id}/ping"): A,
+    ("POST", "/admin/applications/{client_id}/webhooks/{endpoint_id}/redeliver"): A,
     # import and export
     ("GET", "/admin/transfer"): A,
     ("POST", "/admin/transfer/import"): A,
@@ -190,6 +199,7 @@ class Records:
     number: str  # the attendee's order
     registration_id: int  # the attendee's
     flag_id: int
+    endpoint_id: int  # a webhook endpoint of the application
 
     def path(self, template: str) -> str:
         values = {name: str(value) for name, value in vars(self).items()}
@@ -239,6 +249,9 @@ def records(engine: Engine, people: People) -> Records:
             number=held.number,
             registration_id=held.registration_id,
             flag_id=create_flag(session, Actor("test"), "fursuits").id,
+            endpoint_id=add_endpoint(
+                session, Actor("test"), application.id, "http://127.0.0.1:9/", allow_private=True
+            ).id,
         )
 
 

@@ -23,8 +23,9 @@ from regdesk.events.service import current_event_for_writing
 from regdesk.oauth.applications import set_suspended
 from regdesk.oauth.models import AccessToken, UserPermission
 from regdesk.oauth.scopes import SCOPES, Holder
-from regdesk.registrations.models import Product
-from regdesk.registrations.ordering import place_order
+from regdesk.registrations.models import PaymentMethod, Product
+from regdesk.registrations.ordering import mark_paid, place_order
+from regdesk.registrations.ticket_codes import ticket_of
 from tests.conftest import Apps, bearer
 from tests.transfer.support import import_
 
@@ -33,6 +34,9 @@ UNGUARDED = {
     ("POST", "/api/oauth/token"): "authenticates the client itself (api.md 4.2)",
     ("POST", "/api/oauth/revoke"): "authenticates the client itself (RFC 7009 2.1)",
     ("POST", "/api/oauth/introspect"): "authenticates the client itself (RFC 7662 2.1)",
+    ("GET", "/api/v0/tickets/key"): "public keys, for scanning apps to verify codes offline",
+    ("GET", "/api/webhooks/key"): "the public key webhook receivers verify signatures with",
+    ("GET", "/api/webhooks/keys"): "the same as a JWKS, with keys inside their overlap",
 }
 
 
@@ -66,6 +70,9 @@ ROUTES = [
     ),
     Route("DELETE", "/api/v0/users/{user}/roles/{role}", "user:roles:update", 204),
     Route("GET", "/api/users/current", "pii:basic", 200, users_only=True),
+    # registrations.md, Pages: scanning apps, on behalf of desk staff; fox's (paid) ticket.
+    Route("GET", "/api/v0/tickets/{ticket}", "admin:ticket:read", 200, users_only=True),
+    Route("POST", "/api/v0/tickets/{ticket}/check-in", "admin:ticket:scan", 200, users_only=True),
 ]
 
 # Route templates as the app declares them, for the coverage check.
@@ -76,6 +83,8 @@ DECLARED = {
     "/api/v0/users/{user}": "/api/v0/users/{id}",
     "/api/v0/users/{user}/roles": "/api/v0/users/{id}/roles",
     "/api/v0/users/{user}/roles/{role}": "/api/v0/users/{id}/roles/{roleId}",
+    "/api/v0/tickets/{ticket}": "/api/v0/tickets/{code}",
+    "/api/v0/tickets/{ticket}/check-in": "/api/v0/tickets/{code}/check-in",
 }
 
 DOCUMENT = {
@@ -96,7 +105,8 @@ DOCUMENT = {
 
 
 def load(engine: Engine) -> dict[str, Any]:
-    """DOCUMENT imported, and fox and boss registered (unpaid orders): the import's ids."""
+    """DOCUMENT imported, and fox and boss registered (boss's order unpaid, fox's paid): the
+    import's ids, and fox's ticket code."""
     ids: dict[str, Any] = import_(engine, DOCUMENT).as_json()
     with write_session(engine) as session:
         event = current_event_for_writing(session)
@@ -105,14 +115,23 @@ def load(engine: Engine) -> dict[str, Any]:
         session.flush()
         for name in ("fox", "boss"):
             user = int(ids["users"][name])
-            place_order(session, Actor("test"), user_id=user, product_id=product.id, currency="USD")
+            placed = place_order(
+                session, Actor("test"), user_id=user, product_id=product.id, currency="USD"
+            )
+            if name == "fox":
+                mark_paid(
+                    session, Actor("test"), placed.order, method=PaymentMethod.DESK, reference=None
+                )
+                ids["ticket"] = ticket_of(session, placed.registration.ticket_code)
     return ids
 
 
 def path_of(route: Route, ids: dict[str, Any]) -> str:
     """The route's path about fox ({user}), or about boss ({me}), who grants the users' tokens."""
     users = ids["users"]
-    return route.path.format(user=users["fox"], me=users["boss"], role=ids["roles"]["Staff"])
+    return route.path.format(
+        user=users["fox"], me=users["boss"], role=ids["roles"]["Staff"], ticket=ids["ticket"]
+    )
 
 
 def test_the_table_covers_every_route(app: FastAPI) -> None:

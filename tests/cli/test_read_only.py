@@ -26,6 +26,8 @@ READ_ONLY_COMMANDS = [
     ["audit", "--json", "--action", "app.created"],
     ["mail", "list"],
     ["mail", "list", "--json"],
+    ["webhooks", "list"],
+    ["webhooks", "list", "1", "--json"],
 ]
 
 

@@ -9,7 +9,14 @@ from regdesk.models import DOCUMENTS
 
 
 def installed(engine: Engine) -> dict[str, tuple[str, str | None]]:
-    """Each trigger's name: its definition (SQLite) or its table and function body (PG)."""
+    """Each documents trigger's name: its definition (SQLite) or its table and function body
+    (PG). Others (the webhooks', migration 0015) are not the declarations' to make."""
+    return {
+        name: found for name, found in _installed(engine).items() if name.startswith("documents_")
+    }
+
+
+def _installed(engine: Engine) -> dict[str, tuple[str, str | None]]:
     with engine.connect() as connection:
         if engine.dialect.name == "sqlite":
             rows = connection.execute(

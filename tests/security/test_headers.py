@@ -20,15 +20,16 @@ from urllib.parse import urlencode
 import httpx
 import pytest
 from fastapi.testclient import TestClient
-from sqlalchemy import Engine
+from sqlalchemy import Engine, select
 
 from regdesk.accounts.links import LinkPurpose, issue_link
 from regdesk.audit.service import Actor
 from regdesk.db import write_session
 from regdesk.events.service import current_event_for_writing
 from regdesk.oauth.scopes import SCOPES, Holder
-from regdesk.registrations.models import Product
-from regdesk.registrations.ordering import place_order
+from regdesk.registrations.models import Order, PaymentMethod, Product, Registration
+from regdesk.registrations.ordering import mark_paid, place_order
+from regdesk.registrations.ticket_codes import ticket_of
 from regdesk.users.service import find_by_login
 from tests.api.support import import_rich
 from tests.conftest import Apps, bearer
@@ -241,18 +242,34 @@ def test_some_pages_were_html(client: TestClient, engine: Engine, records: str) 
 API_BODIES = {"POST": {}, "PUT": {"scope": "convention"}}
 
 
+@pytest.fixture(scope="module")
+def ticket(engine: Engine, records: str) -> str:
+    """User 1's ticket (the `{code}` of the ticket routes), its order paid: it checks in."""
+    with write_session(engine) as session:
+        order = session.scalars(select(Order).where(Order.user_id == 1)).one()
+        mark_paid(session, Actor("test"), order, method=PaymentMethod.DESK, reference=None)
+        registration = session.scalars(select(Registration).where(Registration.user_id == 1))
+        return ticket_of(session, registration.one().ticket_code)
+
+
 @pytest.mark.parametrize("route", [r for r in routes() if r.path.startswith("/api/v")], ids=str)
 def test_no_answer_of_the_api_is_kept_by_a_cache(
-    client: TestClient, engine: Engine, records: str, route: Route
+    client: TestClient, engine: Engine, records: str, ticket: str, route: Route
 ) -> None:
-    """People's records and the errors about them: `no-store`, whoever asks (ASVS V8.2.1)."""
+    """People's records and the errors about them: `no-store`, whoever asks (ASVS V8.2.1).
+    Asked by a service holding every scope a service may hold, and by an administrator's
+    application holding every scope only users grant (the ticket scanners')."""
     apps = Apps(engine, client)
     every = " ".join(name for name, scope in SCOPES.items() if scope.holder & Holder.SERVICE)
     service = apps.service_token(every)
+    users_only = " ".join(n for n, scope in SCOPES.items() if not scope.holder & Holder.SERVICE)
+    _, admin = new_user(engine, permissions=["admin"])
+    user = apps.mint(apps.register(obo_scopes=users_only), users_only, user_id=admin)
+    url = route.url(ticket) if "{code}" in route.path else route.url()
     statuses = set()
-    for headers in ({}, bearer("invalid"), bearer(service)):
+    for headers in ({}, bearer("invalid"), bearer(service), bearer(user)):
         answer = client.request(
-            route.method, route.url(), json=API_BODIES.get(route.method), headers=headers
+            route.method, url, json=API_BODIES.get(route.method), headers=headers
         )
         statuses.add(answer.status_code)
         assert answer.headers.get("cache-control") == "no-store", (route, answer.status_code)

@@ -23,6 +23,7 @@ from regdesk.config import load_settings
 from regdesk.db import write_session
 from regdesk.registrations.models import Order, OrderStatus, PaymentMethod
 from regdesk.registrations.ordering import mark_paid
+from regdesk.registrations.ticket_codes import ticket_of
 from tests.admin.support import Person, person
 from tests.conftest import PUBLIC_URL
 from tests.volunteers.support import field_error, is_checked
@@ -403,7 +404,12 @@ def test_the_account_page_shows_the_registration_and_its_ticket_as_a_qr_code(
         assert shown in text
     assert "<dd>Fae the Fox</dd>" in text
     assert f'<code class="ticket-code">{registration.ticket_code}</code>' in text
-    assert ticket_qr_path(text) == segno_path(registration.ticket_code)
+    # The QR code holds the ticket: the code signed, as the desk's scanner verifies it.
+    with write_session(engine) as session:
+        ticket = ticket_of(session, registration.ticket_code)
+    assert ticket.startswith(registration.ticket_code)
+    assert len(ticket) > len(registration.ticket_code)
+    assert ticket_qr_path(text) == segno_path(ticket)
     assert "<script" not in text
 
     # Owl, registered too, sees only their own ticket; fox's code is nowhere on owl's page.
@@ -412,5 +418,7 @@ def test_the_account_page_shows_the_registration_and_its_ticket_as_a_qr_code(
     assert theirs is not None
     owl_page = owl.get("/account").text
     assert registration.ticket_code not in owl_page
-    assert ticket_qr_path(owl_page) == segno_path(theirs[1].ticket_code)
-    assert ticket_qr_path(owl_page) != segno_path(registration.ticket_code)
+    with write_session(engine) as session:
+        owls = ticket_of(session, theirs[1].ticket_code)
+    assert ticket_qr_path(owl_page) == segno_path(owls)
+    assert ticket_qr_path(owl_page) != segno_path(ticket)

@@ -90,7 +90,7 @@ def account_view(
             "factor_errors": factor_errors or {},
             "event": current_event(db),
             "ticket": ticket_of(held) if held else None,
-            "ticket_qr": ticket_qr_svg(held.registration.ticket_code) if held else None,
+            "ticket_qr": ticket_qr_svg(db, held.registration.ticket_code) if held else None,
         },
         status_code=status_code,
         headers=headers,

@@ -10,7 +10,6 @@ one is refused afterwards (one conditional UPDATE, so two racing requests cannot
 
 from __future__ import annotations
 
-import base64
 import hashlib
 import hmac
 import secrets
@@ -19,8 +18,6 @@ from typing import Any
 
 import pyotp
 from cryptography.fernet import Fernet, InvalidToken
-from cryptography.hazmat.primitives import hashes
-from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 from sqlalchemy import delete, func, select, update
 from sqlalchemy.orm import Session
 
@@ -28,6 +25,7 @@ from regdesk.accounts.factor_models import RecoveryCode, SecurityKey, TotpFactor
 from regdesk.audit.service import Actor, record_event
 from regdesk.db import utcnow
 from regdesk.mail.service import queue_mail
+from regdesk.security import derived_fernet
 from regdesk.users.models import User
 from regdesk.web.mail_templates import render_mail
 
@@ -43,10 +41,7 @@ KEY_NAME_MAX = 64
 
 def _fernet(secret_key: str) -> Fernet:
     """A key of its own for TOTP secrets, derived from the instance's secret key."""
-    derived = HKDF(
-        algorithm=hashes.SHA256(), length=32, salt=None, info=b"regdesk totp secret"
-    ).derive(secret_key.encode())
-    return Fernet(base64.urlsafe_b64encode(derived))
+    return derived_fernet(secret_key, "regdesk totp secret")
 
 
 def _secret_of(factor: TotpFactor, secret_key: str) -> str | None:

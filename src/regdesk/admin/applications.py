@@ -12,6 +12,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Form, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from sqlalchemy.orm import object_session
 
 from regdesk.admin.access import AdminDep, Staffer
 from regdesk.admin.pages import missing, path_number, staff_context
@@ -30,6 +31,8 @@ from regdesk.oauth.models import Application
 from regdesk.oauth.scopes import SCOPES, Holder, ScopeError, check_scopes, format_scopes
 from regdesk.web.pages import render
 from regdesk.web.visitor import PageDb
+from regdesk.webhooks.endpoints import list_endpoints
+from regdesk.webhooks.event_names import EVENT_NAMES
 
 router = APIRouter(prefix="/applications")
 
@@ -51,6 +54,7 @@ NOTICES = {
     "and it cannot get new tokens.",
     "unsuspended": "The suspension is lifted: the application can get new tokens; people "
     "authorize it again.",
+    "endpoint_removed": "The webhook endpoint was removed.",
 }
 
 TextField = Annotated[str, Form()]
@@ -244,7 +248,10 @@ def _application_page(
     form: ApplicationForm,
     notice: str | None = None,
     status_code: int = 200,
+    webhook_form: dict[str, Any] | None = None,
 ) -> HTMLResponse:
+    session = object_session(application)
+    assert session is not None
     return render(
         request,
         "admin/application.html",
@@ -253,6 +260,9 @@ def _application_page(
             application=application,
             form=form,
             notice=notice,
+            endpoints=list_endpoints(session, application.id),  # its webhooks (admin/webhooks.py)
+            webhook_form=webhook_form or {"url": "", "events": [], "errors": {}},
+            event_names=EVENT_NAMES,
         ),
         status_code=status_code,
     )

@@ -19,6 +19,7 @@ from regdesk.admin import (
     transfer,
     users,
     volunteers,
+    webhooks,
 )
 from regdesk.admin.access import StaffDep
 from regdesk.web.pages import render
@@ -33,6 +34,7 @@ def home(request: Request, staffer: StaffDep) -> HTMLResponse:
 
 
 router.include_router(applications.router)
+router.include_router(webhooks.router)
 router.include_router(transfer.router)
 router.include_router(audit.router)
 router.include_router(mail.router)

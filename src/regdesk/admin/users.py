@@ -30,7 +30,7 @@ from regdesk.admin.pages import (
 from regdesk.config import Settings
 from regdesk.departments.service import departments_led_by
 from regdesk.errors import Invalid
-from regdesk.oauth.permissions import ADMIN, PERMISSIONS, permissions_of
+from regdesk.oauth.permissions import ADMIN, PAGES, PERMISSIONS, described, permissions_of
 from regdesk.oauth.scopes import SCOPES
 from regdesk.roles.models import RoleScope
 from regdesk.roles.service import all_roles, assign_role, get_role, remove_role, roles_of
@@ -62,7 +62,7 @@ NOTICES = {
 PERMISSION_CHOICES = [
     (ADMIN, "Administrator: everything in the admin area, and every sensitive scope", True),
     *sorted(
-        (name, SCOPES[name].description, SCOPES[name].sensitive)
+        (name, described(name), name not in PAGES and SCOPES[name].sensitive)
         for name in PERMISSIONS
         if name != ADMIN
     ),

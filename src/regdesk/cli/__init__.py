@@ -35,9 +35,11 @@ class Context:
     def __init__(self, overrides: dict[str, Any]) -> None:
         from regdesk import documents
         from regdesk.models import DOCUMENTS
+        from regdesk.webhooks import capture
 
         self.overrides = {k: v for k, v in overrides.items() if v is not None}
         documents.install(DOCUMENTS)  # every write keeps the record documents in step
+        capture.install()  # and writes the webhook events of what it changed
 
     @cached_property
     def settings(self) -> Settings:
@@ -185,8 +187,10 @@ from regdesk.cli import apps as apps  # noqa: E402
 from regdesk.cli import audit as audit  # noqa: E402
 from regdesk.cli import db as db  # noqa: E402
 from regdesk.cli import demo as demo  # noqa: E402
+from regdesk.cli import keys as keys  # noqa: E402
 from regdesk.cli import mail as mail  # noqa: E402
 from regdesk.cli import serve as serve  # noqa: E402
 from regdesk.cli import tokens as tokens  # noqa: E402
 from regdesk.cli import transfer as transfer  # noqa: E402
 from regdesk.cli import users as users  # noqa: E402
+from regdesk.cli import webhooks as webhooks  # noqa: E402

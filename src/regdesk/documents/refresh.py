@@ -11,9 +11,9 @@ changes.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
-from sqlalchemy import Table, delete, select, text
+from sqlalchemy import ColumnElement, Table, delete, exists, select, text
 from sqlalchemy.orm import Session
 
 from regdesk.db import among, before_write_commits, is_sqlite
@@ -26,6 +26,13 @@ REFRESH_LOCK_ID = 0x7265_6764_646F_63  # "regddoc"
 BATCH = 2000
 
 _DECLARED: dict[str, Document] = {}
+# Features that act on the records a write changed (webhooks), registered at start: each is
+# called at the end of a refresh with the ids it rendered again, by kind, when there are some
+# or when its own `pending` condition holds (rows of its own that its triggers wrote). Every
+# condition is asked in the one statement that asks whether documents are queued: a write
+# that changed none of these costs that one read, whatever is registered.
+Refreshed = Callable[[Session, dict[str, set[int]]], None]
+_AFTER: dict[Refreshed, ColumnElement[bool]] = {}
 
 
 def install(documents: Iterable[Document]) -> None:
@@ -35,18 +42,32 @@ def install(documents: Iterable[Document]) -> None:
     before_write_commits(refresh)
 
 
+def after_refresh(hook: Refreshed, pending: ColumnElement[bool]) -> None:
+    """Run `hook(session, {kind: ids})` at the end of a refresh, in its transaction, with the
+    records it rendered again (those the transaction changed), when there are some or when
+    `pending` (an EXISTS of the hook's own rows) holds. Again is harmless."""
+    _AFTER[hook] = pending
+
+
 def refresh(session: Session) -> None:
     """Render every queued document again, in the session's transaction: each record once,
     however many of its rows changed. A record still queued after a commit (changed by SQL that
     ran beside this refresh) is rendered by its readers until the next refresh."""
     queued = DocumentQueue.kind.in_(list(_DECLARED))
-    if session.execute(select(DocumentQueue.id).where(queued).limit(1)).first() is None:
+    keys: dict[str, set[int]] = {kind: set() for kind in _DECLARED}
+    hooks = list(_AFTER.items())
+    any_queued, *pending = session.execute(
+        select(exists().where(queued), *(condition for _, condition in hooks))
+    ).one()
+    if not any_queued:
+        for (hook, _), waiting in zip(hooks, pending, strict=True):
+            if waiting:
+                hook(session, keys)
         return
     if not is_sqlite(session):
         session.execute(text("SELECT pg_advisory_xact_lock(:id)"), {"id": REFRESH_LOCK_ID})
     # Taken off the queue in one statement and rendered in the view that follows it: a row
     # someone else commits meanwhile (SQL outside regdesk) stays queued, never dropped unrendered.
-    keys: dict[str, set[int]] = {kind: set() for kind in _DECLARED}
     for kind, key in session.execute(
         delete(DocumentQueue).where(queued).returning(DocumentQueue.kind, DocumentQueue.key)
     ):
@@ -56,6 +77,10 @@ def refresh(session: Session) -> None:
         for start in range(0, len(ordered), BATCH):
             chunk = ordered[start : start + BATCH]
             _store(session, document.table, document.key, document.render(session, chunk))
+    rendered = any(keys.values())
+    for (hook, _), waiting in zip(hooks, pending, strict=True):
+        if rendered or waiting:
+            hook(session, keys)
 
 
 def _store(session: Session, table: Table, key: str, bodies: dict[int, str]) -> None:

@@ -25,7 +25,7 @@ from regdesk.audit.service import Actor, record_event
 from regdesk.db import utcnow
 from regdesk.oauth.clients import load_client
 from regdesk.oauth.models import AuthorizationCode
-from regdesk.oauth.permissions import ADMIN, permissions_of
+from regdesk.oauth.permissions import ADMIN, is_staff_permission, permissions_of
 from regdesk.oauth.scopes import SCOPES, Holder, ScopeError, check_scopes, parse_scopes
 from regdesk.security import new_secret, token_hash
 
@@ -152,10 +152,10 @@ def scopes_user_lacks(session: Session, user_id: int, scopes: Sequence[str]) -> 
 
 
 def holds_sensitive_permission(session: Session, user_id: int) -> bool:
-    """Whether the user holds `admin` or a permission that lets them grant a sensitive scope:
-    staff, whom REGDESK_STAFF_2FA=required asks for a second factor (accounts.md)."""
-    held = permissions_of(session, user_id)
-    return ADMIN in held or any(name in SCOPES and SCOPES[name].sensitive for name in held)
+    """Whether the user holds `admin`, a permission that lets them grant a sensitive scope, or
+    one that opens staff pages (the desk): staff, whom REGDESK_STAFF_2FA=required asks for a
+    second factor (accounts.md)."""
+    return any(is_staff_permission(name) for name in permissions_of(session, user_id))
 
 
 def approve(

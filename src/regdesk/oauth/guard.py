@@ -141,3 +141,6 @@ RegistrationReadOrOwn = Annotated[
 OwnRegistration = Annotated[LiveToken, Security(bearer, scopes=[registered("con:read")])]
 OwnOrders = Annotated[LiveToken, Security(bearer, scopes=[registered("pii:finance:read")])]
 BasicProfile = Annotated[LiveToken, Security(bearer, scopes=[registered("pii:basic")])]
+# registrations.md, Pages: a scanning app, on behalf of desk staff.
+TicketRead = Annotated[LiveToken, Security(bearer, scopes=[registered("admin:ticket:read")])]
+TicketScan = Annotated[LiveToken, Security(bearer, scopes=[registered("admin:ticket:scan")])]

@@ -41,6 +41,9 @@ SCOPES: dict[str, Scope] = {
         ),
         Scope("user:roles:update", Holder.BOTH, True, "Add and remove roles of any user"),
         Scope("registration:read", Holder.BOTH, True, "Read every attendee registration"),
+        # registrations.md, Pages: ticket scanning apps, on behalf of desk staff.
+        Scope("admin:ticket:read", Holder.OBO, True, "Look up attendees' tickets"),
+        Scope("admin:ticket:scan", Holder.OBO, True, "Check attendees in with their tickets"),
     )
 }
 

@@ -13,7 +13,7 @@ from typing import Any
 from sqlalchemy import Engine, event, insert, select, update
 from sqlalchemy.orm import Session
 
-from regdesk.db import is_sqlite, utcnow, write_session
+from regdesk.db import is_sqlite, read_session, utcnow, write_session
 from regdesk.outbox.models import OutboxMessage, OutboxStatus
 
 LEASE = dt.timedelta(minutes=5)  # a claim's length: longer than any one send may take
@@ -25,6 +25,16 @@ ERROR_MAX = 2000  # characters of an error kept
 # a commit that wrote to the outbox wakes them, so a message leaves at once, not at the next
 # poll.
 _waiting: set[threading.Event] = set()
+
+
+def enqueue_many(session: Session, channel: str, payloads: list[dict[str, Any]]) -> None:
+    """Messages for `channel` in one statement (a transaction's webhook events), sent once the
+    session's transaction commits (never if it does not)."""
+    if not payloads:
+        return
+    session.execute(insert(OutboxMessage), [{"channel": channel, "payload": p} for p in payloads])
+    if not event.contains(session, "after_commit", _wake):
+        event.listen(session, "after_commit", _wake, once=True)
 
 
 def enqueue(session: Session, channel: str, payload: dict[str, Any]) -> int:
@@ -60,6 +70,11 @@ class Claimed:
     created_at: dt.datetime
 
 
+class GiveUp(Exception):
+    """Raised by a channel's send: this message can never go (its webhook endpoint is gone):
+    marked failed now, without waiting for `give_up_after`."""
+
+
 @dataclass(frozen=True)
 class Channel:
     """How one kind of message is delivered: `send` raises on failure (its message is shown
@@ -67,11 +82,26 @@ class Channel:
     was written, a failure is final."""
 
     name: str
-    send: Callable[[dict[str, Any]], None]
+    send: Callable[[dict[str, Any]], None] | None
     give_up_after: dt.timedelta
     # What of a message is kept once it is sent or given up (the rest may hold secrets, a
     # mail's links); None: all of it.
     kept: Callable[[dict[str, Any]], dict[str, Any]] | None = None
+    # The wait after the n-th failed attempt (webhooks keep events.md's); None: `backoff`.
+    schedule: Callable[[int], dt.timedelta] | None = None
+    # Called in the transaction that marks a message failed, with its last error (webhooks
+    # disable the endpoint).
+    gave_up: Callable[[Session, Claimed, str], None] | None = None
+    # Instead of `send`, for a channel that needs the message's id and attempt number (the
+    # webhooks' delivery log).
+    send_claimed: Callable[[Claimed], None] | None = None
+
+    def attempt(self, message: Claimed) -> None:
+        if self.send_claimed is not None:
+            self.send_claimed(message)
+        else:
+            assert self.send is not None
+            self.send(message.payload)
 
 
 @dataclass
@@ -97,7 +127,10 @@ def deliver(
                 release(engine, claimed[position:])
                 return done
             try:
-                channel.send(message.payload)
+                channel.attempt(message)
+            except GiveUp as error:
+                record_failure(engine, message, channel, f"{error}", final=True)
+                done.failed += 1
             except Exception as error:  # any failure: tried again later, or given up
                 final = record_failure(engine, message, channel, f"{error}")
                 done.failed += final
@@ -116,17 +149,22 @@ def claim(
     """The due messages of `channel` (oldest first), each now claimed for LEASE: no other
     process claims them meanwhile (PostgreSQL skips rows another claim holds locked)."""
     now = now or utcnow()
-    with write_session(engine) as session:
-        due = (
-            select(OutboxMessage.id)
-            .where(
-                OutboxMessage.channel == channel,
-                OutboxMessage.status == OutboxStatus.PENDING.value,
-                OutboxMessage.due_at <= now,
-            )
-            .order_by(OutboxMessage.due_at, OutboxMessage.id)
-            .limit(limit)
+    due = (
+        select(OutboxMessage.id)
+        .where(
+            OutboxMessage.channel == channel,
+            OutboxMessage.status == OutboxStatus.PENDING.value,
+            OutboxMessage.due_at <= now,
         )
+        .order_by(OutboxMessage.due_at, OutboxMessage.id)
+        .limit(limit)
+    )
+    # Most polls find nothing due: asked first without a write transaction, which on SQLite
+    # would hold the database's one write lock for nothing every few seconds.
+    with read_session(engine) as session:
+        if session.execute(due.limit(1)).first() is None:
+            return []
+    with write_session(engine) as session:
         if not is_sqlite(session):  # SQLite: the write transaction already excludes others
             due = due.with_for_update(skip_locked=True)
         ids = list(session.scalars(due))
@@ -176,20 +214,24 @@ def record_failure(
     error: str,
     *,
     now: dt.datetime | None = None,
+    final: bool = False,
 ) -> bool:
-    """The failed attempt noted, and the next one set after `backoff`; True when this was the
-    last (the channel gives up: the message is marked failed)."""
+    """The failed attempt noted, and the next one set after the channel's schedule (`backoff`
+    unless it has its own); True when this was the last (`final`, or the channel gives up:
+    the message is marked failed)."""
     now = now or utcnow()
-    final = now - message.created_at >= channel.give_up_after
+    final = final or now - message.created_at >= channel.give_up_after
     values: dict[str, Any] = {"last_error": error[:ERROR_MAX]}
     if final:
         values["status"] = OutboxStatus.FAILED.value
         if channel.kept is not None:
             values["payload"] = channel.kept(message.payload)
     else:
-        values["due_at"] = now + backoff(message.attempts)
+        values["due_at"] = now + (channel.schedule or backoff)(message.attempts)
     with write_session(engine) as session:
         session.execute(update(OutboxMessage).where(OutboxMessage.id == message.id).values(values))
+        if final and channel.gave_up is not None:
+            channel.gave_up(session, message, error)
     return final
 
 

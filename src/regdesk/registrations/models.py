@@ -23,6 +23,8 @@ from sqlalchemy import (
     String,
     Text,
     UniqueConstraint,
+    func,
+    literal_column,
     text,
 )
 from sqlalchemy.orm import Mapped, mapped_column
@@ -118,7 +120,14 @@ class Registration(Base):
         ),
         # Search pages through one event in id order (keyset pagination).
         Index("ix_registrations_event_id_id", "event_id", "id"),
-        Index("ix_registrations_user_id", "user_id"),
+        # A user's registrations, of one event (the desk finds people, then theirs).
+        Index("ix_registrations_user_id_event_id", "user_id", "event_id"),
+        # The desk finds a badge name of the event by its start (regdesk.desk.search).
+        Index(
+            "ix_registrations_event_id_badge_name_lower",
+            "event_id",
+            func.lower(literal_column("badge_name")),
+        ),
     )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
@@ -126,6 +135,7 @@ class Registration(Base):
     user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
     order_id: Mapped[int] = mapped_column(ForeignKey("orders.id", ondelete="CASCADE"), unique=True)
     badge_name: Mapped[str | None] = mapped_column(String(100))
+    # Its ticket, shown signed (registrations/ticket_codes.py); numbers.py makes it.
     ticket_code: Mapped[str] = mapped_column(String(64), unique=True)
     checked_in_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime())
     checked_in_by: Mapped[int | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"))

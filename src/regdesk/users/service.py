@@ -134,7 +134,7 @@ ADMIN_PAGE = 50
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
 
-def _starts_with(column: Any, prefix: str) -> ColumnElement[bool]:
+def starts_with(column: Any, prefix: str) -> ColumnElement[bool]:
     """lower(column) starts with `prefix`, as a range that the lower(column) index serves.
 
     Both sides are lowered by the database, as the indexes are (SQLite folds ASCII only); the
@@ -174,16 +174,14 @@ def find_users(
     else:
         phrase = " ".join(words)
         conditions = [
-            _starts_with(User.username, phrase),
-            _starts_with(User.first_name, phrase),
-            _starts_with(User.last_name, phrase),
-            _starts_with(User.preferred_name, phrase),
+            starts_with(User.username, phrase),
+            starts_with(User.first_name, phrase),
+            starts_with(User.last_name, phrase),
+            starts_with(User.preferred_name, phrase),
         ]
         if len(words) == 2:
             conditions.append(
-                and_(
-                    _starts_with(User.first_name, words[0]), _starts_with(User.last_name, words[1])
-                )
+                and_(starts_with(User.first_name, words[0]), starts_with(User.last_name, words[1]))
             )
         if phrase.isascii() and phrase.isdigit() and int(phrase) <= ID_MAX:
             conditions.append(User.id == int(phrase))

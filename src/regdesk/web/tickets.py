@@ -1,5 +1,6 @@
 """A registration as its attendee sees it (registrations.md, Pages): the order in words, the
-amount with its currency, and the ticket code as a QR code.
+amount with its currency, and the ticket: its code as text, and as a QR code the code signed
+(registrations/ticket_codes.py), which the desk's scanner reads.
 
 The QR code is made on the server (web/qr.py).
 """
@@ -9,7 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from markupsafe import Markup
+from sqlalchemy.orm import Session
 
+from regdesk.registrations import ticket_codes
 from regdesk.registrations.models import OrderStatus
 from regdesk.registrations.money import format_amount
 from regdesk.registrations.service import Held
@@ -44,6 +47,6 @@ def ticket_of(held: Held) -> Ticket:
     )
 
 
-def ticket_qr_svg(code: str) -> Markup:
-    """The ticket code as an inline SVG QR code."""
-    return qr_svg(code, "ticket-qr")
+def ticket_qr_svg(db: Session, code: str) -> Markup:
+    """The ticket of `code`, signed, as an inline SVG QR code."""
+    return qr_svg(ticket_codes.ticket_of(db, code), "ticket-qr")

@@ -19,7 +19,7 @@ from sqlalchemy.orm import Session
 from regdesk.audit.service import Actor, record_event
 from regdesk.departments.service import led_department_ids
 from regdesk.deps import WriteSession
-from regdesk.oauth.permissions import ADMIN, permissions_of
+from regdesk.oauth.permissions import ADMIN, DESK, permissions_of
 from regdesk.users.models import User
 from regdesk.web import csrf
 from regdesk.web.pages import render
@@ -32,7 +32,7 @@ PageDb = WriteSession  # a page's one transaction, committed before the response
 class Visitor:
     """A signed-in visitor: their session, who they are, and the token their forms carry.
 
-    Their organizer rights (`is_admin`, `led_departments`) are read from the page's session
+    Their staff rights (`permissions`, `led_departments`) are read from the page's session
     the first time something asks (the header's Admin link, an admin page's guard), then kept
     for the rest of the request.
     """
@@ -48,8 +48,17 @@ class Visitor:
         return Actor(label=f"user:{self.user.id}", user_id=self.user.id, ip_address=self.ip_address)
 
     @cached_property
+    def permissions(self) -> frozenset[str]:
+        return frozenset(permissions_of(self.db, self.user.id))
+
+    @property
     def is_admin(self) -> bool:
-        return ADMIN in permissions_of(self.db, self.user.id)
+        return ADMIN in self.permissions
+
+    @property
+    def works_desk(self) -> bool:
+        """May use the registration desk: holds `registration:desk`, or `admin`."""
+        return self.is_admin or DESK in self.permissions
 
     @cached_property
     def led_departments(self) -> frozenset[int]:

@@ -1,0 +1,52 @@
+"""What the desk's tests share: a paid, an unpaid and a cancelled registration of one
+product, and the desk staff."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlalchemy import Engine
+
+from regdesk.db import write_session
+from regdesk.oauth.permissions import DESK
+from regdesk.registrations.models import OrderStatus, Registration
+from regdesk.registrations.ticket_codes import ticket_of
+from tests.admin.registering import Held, ended, make_product, paid, registered, registration_row
+from tests.web.support import make_user
+
+
+@dataclass(frozen=True)
+class Queue:
+    """Who stands at the desk: fox has paid, owl has not, cat cancelled."""
+
+    fox: Held
+    owl: Held
+    cat: Held
+    fox_id: int
+    owl_id: int
+    cat_id: int
+
+    def code(self, engine: Engine, held: Held) -> str:
+        """The ticket as the attendee's QR code holds it: the registration's code, signed."""
+        with write_session(engine) as session:
+            return ticket_of(session, registration_row(engine, held).ticket_code)
+
+    def registration(self, engine: Engine, held: Held) -> Registration:
+        return registration_row(engine, held)
+
+
+def queue(engine: Engine) -> Queue:
+    product = make_product(engine, "attendee", price="65.00", display_name="Attendee")
+    fox = make_user(engine, "fox", email="fae.fox@example.org")
+    owl = make_user(engine, "owl", email="olive@example.org")
+    cat = make_user(engine, "cat", email="cat@example.org")
+    fox_held = registered(engine, fox, product, badge="Fae the Fox")
+    paid(engine, fox_held)
+    owl_held = registered(engine, owl, product, badge="Night Owl")
+    cat_held = registered(engine, cat, product)
+    ended(engine, cat_held, OrderStatus.CANCELLED)
+    return Queue(fox_held, owl_held, cat_held, fox, owl, cat)
+
+
+def desk_staff(engine: Engine, username: str = "dee") -> int:
+    return make_user(engine, username, permissions=[DESK])

@@ -1,0 +1,181 @@
+"""What the webhook tests share: a real receiver on loopback that verifies each delivery as a
+receiver written for the hosted service would (PyJWT, the PEM fetched from /api/webhooks/key),
+an endpoint to send to, the events written, and a clock the tests move."""
+
+from __future__ import annotations
+
+import base64
+import datetime as dt
+import hashlib
+import json
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import jwt
+import pytest
+from sqlalchemy import Engine, select
+
+from regdesk.audit.service import Actor
+from regdesk.db import read_session, write_session
+from regdesk.oauth.applications import create_application
+from regdesk.outbox.models import OutboxMessage
+from regdesk.webhooks.endpoints import add_endpoint
+from regdesk.webhooks.models import WebhookDelivery
+
+ISSUER = "https://reg.example.org"
+
+
+@dataclass
+class Received:
+    """One request as the receiver got it: its headers, and its body's raw bytes."""
+
+    headers: dict[str, str]
+    body: bytes
+    path: str
+
+    @property
+    def event(self) -> str:
+        return str(json.loads(self.body)["event"])
+
+    @property
+    def data(self) -> dict[str, Any]:
+        return dict(json.loads(self.body)["data"])
+
+
+@dataclass
+class Receiver:
+    """An HTTP server on 127.0.0.1 in a thread: records every POST and answers `answers` in
+    turn (then 200)."""
+
+    answers: list[int] = field(default_factory=list)
+    received: list[Received] = field(default_factory=list)
+    server: ThreadingHTTPServer | None = None
+
+    @property
+    def url(self) -> str:
+        assert self.server is not None
+        return f"http://127.0.0.1:{self.server.server_address[1]}/hooks"
+
+    def start(self, port: int = 0) -> None:
+        receiver = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                length = int(self.headers["Content-Length"])
+                body = self.rfile.read(length)
+                receiver.received.append(
+                    Received({k.lower(): v for k, v in self.headers.items()}, body, self.path)
+                )
+                status = receiver.answers.pop(0) if receiver.answers else 200
+                self.send_response(status)
+                self.send_header("Content-Type", "text/plain")
+                self.end_headers()
+                self.wfile.write(f"answer {status}".encode())
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def stop(self) -> None:
+        if self.server is not None:
+            self.server.shutdown()
+            self.server.server_close()
+
+    def wait_for(self, count: int, seconds: float = 15.0) -> list[Received]:
+        deadline = time.monotonic() + seconds
+        while len(self.received) < count and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert len(self.received) >= count, f"{len(self.received)} of {count} arrived"
+        return self.received
+
+
+@pytest.fixture
+def receiver() -> Iterator[Receiver]:
+    found = Receiver()
+    found.start()
+    yield found
+    found.stop()
+
+
+def verify(received: Received, pem: str, audience: str) -> dict[str, Any]:
+    """What a receiver written for the hosted service checks: the JWT (RS256, against the
+    published PEM, `aud` its own URL, not expired), and `int` against the raw body."""
+    header = received.headers["authorization"]
+    assert header.startswith("Bearer ")
+    claims: dict[str, Any] = jwt.decode(
+        header.removeprefix("Bearer "),
+        pem,
+        algorithms=["RS256"],
+        audience=audience,
+        options={"require": ["exp", "iat", "aud", "iss", "sub", "jti"]},
+    )
+    # The `data` member's bytes exactly as they stand in the body.
+    raw = received.body
+    start = raw.index(b',"data":') + len(b',"data":')
+    assert raw.startswith(b'{"event":')
+    assert raw.endswith(b"}")
+    digest = base64.b64encode(hashlib.sha256(raw[start:-1]).digest()).decode()
+    assert claims["int"] == digest, "the body is not the one signed"
+    return claims
+
+
+def application(engine: Engine, name: str = "Discord roles") -> int:
+    with write_session(engine) as session:
+        made, _ = create_application(session, Actor("test"), name=name)
+        return made.id
+
+
+def endpoint(engine: Engine, url: str, *events: str, client_id: int | None = None) -> int:
+    client_id = client_id or application(engine)
+    with write_session(engine) as session:
+        return add_endpoint(session, Actor("test"), client_id, url, events, allow_private=True).id
+
+
+def events_written(engine: Engine) -> list[tuple[str, dict[str, Any]]]:
+    """(event, data) of every webhook message in the outbox, oldest first."""
+    with read_session(engine) as session:
+        payloads = session.scalars(
+            select(OutboxMessage.payload)
+            .where(OutboxMessage.channel == "webhook")
+            .order_by(OutboxMessage.id)
+        )
+        return [(p["event"], json.loads(p["body"])["data"]) for p in payloads]
+
+
+def deliveries(engine: Engine) -> list[WebhookDelivery]:
+    with read_session(engine) as session:
+        return list(session.scalars(select(WebhookDelivery).order_by(WebhookDelivery.id)))
+
+
+class Clock:
+    """utcnow() as the outbox and the webhooks read it, moved by the test (no sleeping)."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        # A moment ahead: what is written now (its times from the real clock) is due.
+        self.now = dt.datetime.now(dt.UTC) + dt.timedelta(seconds=1)
+        for module in (
+            "regdesk.outbox.service",
+            "regdesk.webhooks.delivery",
+            "regdesk.webhooks.endpoints",
+        ):
+            monkeypatch.setattr(f"{module}.utcnow", lambda: self.now)
+
+    def advance(self, by: dt.timedelta) -> None:
+        self.now += by
+
+
+@contextmanager
+def stopped(receiver: Receiver) -> Iterator[None]:
+    """The receiver down (its port refuses connections), then up again on the same port."""
+    assert receiver.server is not None
+    port = receiver.server.server_address[1]
+    receiver.stop()
+    yield
+    receiver.start(port)
