@@ -115,7 +115,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             issuer=settings.issuer,
             allow_private=settings.webhooks_allow_private == "on",
         )
-        outbox = _outbox_runner(settings, engine, webhooks)
+        outbox = _outbox_runner(settings, engine, webhooks, app.state.secret_key)
         outbox.start()
         yield
         outbox.stop()
@@ -175,12 +175,13 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     return app
 
 
-def _outbox_runner(settings: Settings, engine: Engine, webhooks: Sender) -> Runner:
+def _outbox_runner(settings: Settings, engine: Engine, webhooks: Sender, secret_key: str) -> Runner:
     """The delivery of this process's outbox: webhooks always, mail when there is a mail
-    server to send it to (without one, mail waits in the outbox: accounts.md)."""
+    server to send it to (without one, mail waits in the outbox: accounts.md), opened with the
+    instance's secret key (mail waits sealed: mail/service.py)."""
     channels = [webhooks.channel()]
     if settings.smtp_url is not None:
-        channels.insert(0, mail_channel(settings.smtp_url, settings.mail_from))
+        channels.insert(0, mail_channel(settings.smtp_url, settings.mail_from, secret_key))
     return Runner(engine, channels)
 
 

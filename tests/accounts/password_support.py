@@ -5,14 +5,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
 
 import httpx
 from fastapi.testclient import TestClient
-from sqlalchemy import Engine, MetaData, select
+from sqlalchemy import Engine
 
-from regdesk.db import read_session
-from regdesk.outbox.models import OutboxMessage
+from tests.mail.support import opened_outbox
 from tests.web.support import form, forms
 
 LINK = re.compile(r"https://testserver/password/reset/([A-Za-z0-9_-]+)")
@@ -61,10 +59,9 @@ class Mail:
 
 
 def outbox(engine: Engine) -> list[Mail]:
-    """The mail written to the outbox so far, oldest first."""
-    with read_session(engine) as session:
-        payloads = session.scalars(select(OutboxMessage.payload).order_by(OutboxMessage.id))
-        return [Mail(p["to"], p["subject"], p["text"], p["html"]) for p in payloads]
+    """The mail written to the outbox so far and not sent, oldest first, opened as its
+    channel opens it."""
+    return [Mail(**message) for message in opened_outbox(engine)]
 
 
 def link_in(mail: Mail) -> str:
@@ -73,16 +70,3 @@ def link_in(mail: Mail) -> str:
     assert found, mail.text
     assert f'href="{found.group(0)}"' in mail.html
     return found.group(0)
-
-
-def rows_outside_the_outbox(engine: Engine) -> str:
-    """Every row of every table but the outbox's (which holds the mail itself, link included,
-    until it is sent), as text."""
-    reflected = MetaData()
-    reflected.reflect(engine)
-    parts: list[Any] = []
-    with engine.connect() as connection:
-        for table in reflected.sorted_tables:
-            if table.name != OutboxMessage.__tablename__:
-                parts.extend(connection.execute(select(table)))
-    return "\n".join(repr(tuple(row)) for row in parts)

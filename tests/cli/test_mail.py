@@ -19,6 +19,7 @@ from regdesk.mail.service import queue_mail
 from regdesk.outbox.models import OutboxMessage
 from tests.conftest import Cli
 from tests.helpers import free_port
+from tests.mail.support import opened_outbox
 
 # In the bodies only: a link that will be a secret (a sign-in link, a password reset).
 SECRET_TEXT = "https://reg.example.org/verify/text-secret-Jq4"
@@ -147,11 +148,12 @@ def test_send_test_without_a_mail_server_keeps_the_message_and_audits_it(
     [message] = outbox(engine)
     assert document == {"id": message.id, "status": "pending", "lastError": None}
     assert (message.status, message.attempts, message.last_error) == ("pending", 0, None)
-    assert message.payload["to"] == "Fox@example.org"  # the e-mail rule's form
-    assert message.payload["subject"] == "regdesk test message"
+    [opened] = opened_outbox(engine)
+    assert opened["to"] == message.payload["to"] == "Fox@example.org"  # the e-mail rule's form
+    assert opened["subject"] == message.payload["subject"] == "regdesk test message"
     for part in ("text", "html"):  # the house's two parts, naming the instance that sent it
-        assert "regdesk mail send-test" in message.payload[part]
-        assert DEFAULT_PUBLIC_URL in message.payload[part]
+        assert "regdesk mail send-test" in opened[part]
+        assert DEFAULT_PUBLIC_URL in opened[part]
     audit = json.loads(cli.ok("audit", "--json", "--action", "mail.test_queued").stdout)
     [event] = audit["events"]
     assert event["actor"] == Actor.command_line().label

@@ -1,5 +1,7 @@
 """A real SMTP server on a loopback port (aiosmtpd), with or without STARTTLS and a password,
-keeping what it receives for the tests to read."""
+keeping what it receives for the tests to read; the mail waiting in the outbox opened as the
+channel opens it, under the instance's secret key (the one a test database generates, as the
+app's)."""
 
 from __future__ import annotations
 
@@ -21,7 +23,12 @@ from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
+from sqlalchemy import Engine, select
 
+from regdesk.db import read_session
+from regdesk.db.instance import instance_secret_key
+from regdesk.mail.service import open_mail
+from regdesk.outbox.models import OutboxMessage
 from tests.helpers import free_port
 
 USER, PASSWORD = "regdesk", "smtp-pass-Kq9w"
@@ -115,3 +122,23 @@ def smtp_server(
         yield inbox, port
     finally:
         controller.stop()
+
+
+# --- the outbox, as its channel reads it -----------------------------------------------------
+
+
+def secret_key(engine: Engine) -> str:
+    """The instance's secret key of the test's database: the app's, with no REGDESK_SECRET_KEY."""
+    return instance_secret_key(engine, None)
+
+
+def opened_outbox(engine: Engine) -> list[dict[str, str]]:
+    """Each pending message as it was queued (to, subject, text, html), oldest first."""
+    key = secret_key(engine)
+    with read_session(engine) as session:
+        payloads = session.scalars(
+            select(OutboxMessage.payload)
+            .where(OutboxMessage.payload["sealed"].as_string().is_not(None))
+            .order_by(OutboxMessage.id)
+        )
+        return [open_mail(payload, key) for payload in payloads]

@@ -18,9 +18,9 @@ from regdesk.mail.service import mail_channel, queue_mail
 from regdesk.mail.smtp import SmtpServer, SmtpUrlError
 from regdesk.outbox.models import OutboxMessage
 from regdesk.outbox.runner import POLL
-from regdesk.outbox.service import claim, deliver, record_failure
+from regdesk.outbox.service import Channel, claim, deliver, record_failure
 from tests.helpers import database_text, free_port
-from tests.mail.support import PASSWORD, USER, certificate, smtp_server
+from tests.mail.support import PASSWORD, USER, certificate, secret_key, smtp_server
 
 SENDER = "Convention <reg@con.example.org>"
 
@@ -35,6 +35,11 @@ def queue(engine: Engine, *addresses: str) -> None:
                 text=f"Plain words for {address}.",
                 html=f"<p>Words for <b>{address}</b>.</p>",
             )
+
+
+def channel_to(engine: Engine, url: str) -> Channel:
+    """The mail channel of a server process on the test's database."""
+    return mail_channel(url, SENDER, secret_key(engine))
 
 
 def statuses(engine: Engine) -> list[tuple[str, int, str | None]]:
@@ -56,7 +61,7 @@ def time_passes(engine: Engine) -> None:
 def test_a_relay_in_clear_gets_both_parts_from_the_configured_sender(engine: Engine) -> None:
     with smtp_server() as (inbox, port):
         queue(engine, "fox@example.org")
-        done = deliver(engine, mail_channel(f"smtp://127.0.0.1:{port}", SENDER))
+        done = deliver(engine, channel_to(engine, f"smtp://127.0.0.1:{port}"))
         [message] = inbox.wait_for(1)
     assert done.sent == 1
     assert (message["From"], message["To"]) == (SENDER, "fox@example.org")
@@ -74,7 +79,7 @@ def test_a_relay_in_clear_gets_both_parts_from_the_configured_sender(engine: Eng
 
 def test_a_message_given_up_keeps_no_part_either(engine: Engine) -> None:
     queue(engine, "fox@example.org")
-    channel = mail_channel(f"smtp://127.0.0.1:{free_port()}", SENDER)  # nobody listens
+    channel = channel_to(engine, f"smtp://127.0.0.1:{free_port()}")  # nobody listens
     [claimed] = claim(engine, "mail", limit=1, now=utcnow() + dt.timedelta(days=4))
     assert record_failure(engine, claimed, channel, "refused", now=utcnow() + dt.timedelta(days=4))
     assert payloads(engine) == [{"to": "fox@example.org", "subject": "Hello fox@example.org"}]
@@ -93,7 +98,7 @@ def test_starttls_and_a_password(
     with smtp_server(tls=(cert, key), password=True) as (inbox, port):
         queue(engine, "otter@example.org")
         url = f"smtp://{USER}:{PASSWORD}@127.0.0.1:{port}"
-        assert deliver(engine, mail_channel(url, SENDER)).sent == 1
+        assert deliver(engine, channel_to(engine, url)).sent == 1
         [message] = inbox.wait_for(1)
     assert message["To"] == "otter@example.org"
 
@@ -102,7 +107,7 @@ def test_a_certificate_nobody_vouches_for_is_refused(engine: Engine, tmp_path: P
     cert, key = certificate(tmp_path)  # SSL_CERT_FILE not set: the system's authorities
     with smtp_server(tls=(cert, key)) as (inbox, port):
         queue(engine, "otter@example.org")
-        done = deliver(engine, mail_channel(f"smtp://127.0.0.1:{port}", SENDER))
+        done = deliver(engine, channel_to(engine, f"smtp://127.0.0.1:{port}"))
     assert (done.sent, done.retrying, inbox.messages) == (0, 1, [])
     [(status, _, error)] = statuses(engine)
     assert status == "pending"
@@ -116,7 +121,7 @@ def test_a_password_is_never_sent_in_clear_nor_kept(engine: Engine) -> None:
     with smtp_server() as (inbox, port):
         queue(engine, "wolf@example.org")
         url = f"smtp://{USER}:{PASSWORD}@127.0.0.1:{port}"
-        done = deliver(engine, mail_channel(url, SENDER))
+        done = deliver(engine, channel_to(engine, url))
     assert (done.sent, inbox.messages) == (0, [])
     [(_, _, error)] = statuses(engine)
     assert error is not None
@@ -127,7 +132,7 @@ def test_a_password_is_never_sent_in_clear_nor_kept(engine: Engine) -> None:
 
 def test_a_server_that_is_down_then_up_gets_every_message(engine: Engine) -> None:
     port = free_port()  # nothing listens there yet
-    channel = mail_channel(f"smtp://127.0.0.1:{port}", SENDER)
+    channel = channel_to(engine, f"smtp://127.0.0.1:{port}")
     addresses = [f"person{n}@example.org" for n in range(5)]
     queue(engine, *addresses)
     done = deliver(engine, channel)
@@ -178,4 +183,4 @@ def test_the_default_ports() -> None:
     assert SmtpServer.from_url("smtps://u:p@mail.example.org:2465").address == (
         "smtps://mail.example.org:2465"
     )
-    assert dt.timedelta(days=3) == mail_channel("smtp://h", SENDER).give_up_after
+    assert dt.timedelta(days=3) == mail_channel("smtp://h", SENDER, "any secret key").give_up_after

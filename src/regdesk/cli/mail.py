@@ -7,8 +7,10 @@ from typing import Any
 
 import click
 
+from regdesk import keys
 from regdesk.audit.service import Actor, record_event
 from regdesk.cli import Context, emit, json_option, main, pass_context
+from regdesk.db.instance import instance_secret_key
 from regdesk.formats import format_timestamp
 from regdesk.mail.outbox_view import STATUSES, Mail, find_mail, list_mail
 from regdesk.mail.service import mail_channel, queue_mail
@@ -85,6 +87,10 @@ def mail_send_test(context: Context, address: str, as_json: bool) -> None:
     """Queue a test message to ADDRESS and, when a mail server is configured, send it now."""
     settings = context.settings
     text, html = render_mail("test_message", {"site": settings.issuer})
+    # The mail is sealed and opened under the instance's secret key: this command's, which
+    # --secret-key may give (the key store would otherwise take the environment's).
+    secret_key = instance_secret_key(context.migrated_engine, settings.secret_key)
+    keys.install(context.migrated_engine, secret_key)
     with context.writing() as session:
         message_id = queue_mail(session, to=address, subject=TEST_SUBJECT, text=text, html=html)
         record_event(
@@ -96,7 +102,8 @@ def mail_send_test(context: Context, address: str, as_json: bool) -> None:
             details={"to": address},
         )
     if settings.smtp_url is not None:
-        deliver(context.migrated_engine, mail_channel(settings.smtp_url, settings.mail_from))
+        channel = mail_channel(settings.smtp_url, settings.mail_from, secret_key)
+        deliver(context.migrated_engine, channel)
     with context.reading() as session:
         message = find_mail(session, message_id)
     assert message is not None  # nothing deletes from the outbox

@@ -1,6 +1,6 @@
 """The mail in the outbox as organizers read it: the admin area's page and `regdesk mail list`
 share `list_mail`. Only a message's recipient and subject are read, never its bodies: their
-links are secrets (a sign-in link, a password reset)."""
+links are secrets (a sign-in link, a password reset), kept sealed (mail/service.py)."""
 
 from __future__ import annotations
 

@@ -29,6 +29,7 @@ class OutboxMessage(Base):
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     channel: Mapped[str] = mapped_column(String(16))  # "mail"
+    # What the channel needs to send; a mail's is its heading and the message sealed (mail/).
     payload: Mapped[dict[str, Any]] = mapped_column(JSON)
     status: Mapped[str] = mapped_column(String(16), default=OutboxStatus.PENDING.value)
     created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime(), default=utcnow)
