@@ -22,6 +22,7 @@ from sqlalchemy.orm import Session
 from regdesk.config import Settings, load_settings
 from regdesk.db import make_engine, read_session, write_session
 from regdesk.errors import Invalid
+from regdesk.keys import install as install_secret_key
 from regdesk.migrations.runner import SchemaState, schema_state, upgrade
 from regdesk.oauth.applications import ApplicationNotFound
 
@@ -59,6 +60,7 @@ class Context:
     def migrated_engine(self) -> Engine:
         """The database, its schema brought up to date first: for commands that write."""
         upgrade(self._database)
+        self._install_secret_key()
         return self._database
 
     @cached_property
@@ -68,7 +70,15 @@ class Context:
         state = schema_state(self._database)
         if not state.is_current:
             raise click.ClickException(schema_not_current(self.settings.database_url, state))
+        self._install_secret_key()
         return self._database
+
+    def _install_secret_key(self) -> None:
+        """What is kept encrypted (signing keys, mail) is keyed by the instance secret, as the
+        app's: the configured one (REGDESK_SECRET_KEY, --secret-key), else the one the database
+        keeps, read (or made) in the transaction that needs it (keys.store.instance_secret)."""
+        if self.settings.secret_key:
+            install_secret_key(self._database, self.settings.secret_key)
 
     def close(self) -> None:
         if "_database" in self.__dict__:

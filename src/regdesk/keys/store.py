@@ -30,7 +30,6 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session
 from sqlalchemy.pool import Pool
 
-from regdesk.config import load_settings
 from regdesk.db import is_sqlite, utcnow
 from regdesk.db.instance import InstanceSetting
 from regdesk.keys.models import SigningKey
@@ -256,16 +255,14 @@ def install(engine: Engine, secret_key: str) -> None:
 
 
 def instance_secret(bind: Bind) -> str:
-    """The secret key the store encrypts with: the one installed for this database's engine,
-    else the one configured in the environment, else the one the database keeps (made now,
-    through the caller's connection, when the database has none yet: db/instance.py's rule)."""
+    """The secret key the store encrypts with: the one installed for this database's engine
+    (the app and the command line install the configured one, REGDESK_SECRET_KEY, at start),
+    else the one the database keeps (made now, through the caller's connection, when the
+    database has none yet: db/instance.py's rule)."""
     pool = (bind.connection() if isinstance(bind, Session) else bind).engine.pool
     installed = _INSTALLED.get(pool)
     if installed is not None:
         return installed
-    configured = load_settings().secret_key
-    if configured:
-        return configured
     kept = select(InstanceSetting.value).where(InstanceSetting.key == "secret_key")
     found = bind.scalar(kept)
     if found is None:

@@ -63,20 +63,25 @@ def ensure_key(bind: Bind) -> None:
     signing_key(bind, PURPOSE, ALGORITHM)
 
 
-def split(typed: str) -> tuple[str, bytes] | None:
-    """The code and the signature of a ticket a scanner or a person typed; None when it cannot
-    be a ticket (too short, too long, or not letters and digits)."""
+def split(typed: str) -> tuple[str, str] | None:
+    """The code and the signature (its base32 text, upper case) of what a scanner or a person
+    typed; None when it cannot be a ticket (too short, too long, or not letters and digits)."""
     ticket = typed.strip()
     code, signature = ticket[:-SIGNATURE_LENGTH], ticket[-SIGNATURE_LENGTH:].upper()
     if not 0 < len(code) <= CODE_MAX or not (code.isascii() and code.isalnum()):
         return None
-    if not _ALPHABET.issuperset(signature):
+    if len(signature) != SIGNATURE_LENGTH or not _ALPHABET.issuperset(signature):
         return None
+    return code, signature
+
+
+def _signature_bytes(signature: str) -> bytes | None:
     try:
         raw = base64.b32decode(signature + "=" * (-len(signature) % 8))
     except (binascii.Error, ValueError):
         return None
-    return code, raw
+    # One spelling per ticket: base32's last character carries bits decoding would drop.
+    return raw if base64.b32encode(raw).decode().rstrip("=") == signature else None
 
 
 def is_genuine(typed: str, keys: Iterable[PublicKey]) -> bool:
@@ -90,7 +95,10 @@ def _genuine_code(typed: str, keys: Iterable[PublicKey]) -> str | None:
     parts = split(typed)
     if parts is None:
         return None
-    typed_code, signature = parts
+    typed_code, text = parts
+    signature = _signature_bytes(text)
+    if signature is None:
+        return None
     ed25519_keys = [key.key for key in keys if isinstance(key.key, ed25519.Ed25519PublicKey)]
     for code in dict.fromkeys((typed_code, typed_code.swapcase(), typed_code.upper())):
         for key in ed25519_keys:
