@@ -11,7 +11,7 @@ SYNC := UV_PROJECT_ENVIRONMENT=$(VENV) UV_PYTHON_DOWNLOADS=never $(UV) sync --lo
 RUNTIME_STAMP := $(VENV)/.runtime-stamp
 DEV_STAMP := $(VENV)/.dev-stamp
 
-.PHONY: install install-runtime lock run test coverage fuzz lint format bench soak clean
+.PHONY: install install-runtime lock upgrade run test coverage fuzz lint format bench soak clean
 
 $(UV):
 	$(PYTHON) -m venv $(TOOLS)
@@ -31,8 +31,12 @@ install: $(DEV_STAMP)
 
 install-runtime: $(RUNTIME_STAMP)
 
-## Update uv.lock to the newest versions pyproject.toml allows (then `make test`, and commit it)
+## uv.lock after a change of pyproject.toml: what it adds is locked, the rest stays as it is
 lock: | $(UV)
+	UV_PYTHON_DOWNLOADS=never $(UV) lock --python $(PYTHON)
+
+## uv.lock moved to the newest versions pyproject.toml allows (then `make test`, and commit it)
+upgrade: | $(UV)
 	UV_PYTHON_DOWNLOADS=never $(UV) lock --upgrade --python $(PYTHON)
 
 ## Migrate, load demo data on first start, serve on http://127.0.0.1:8000
