@@ -44,6 +44,7 @@ LAYERS: list[set[str]] = [
     {"volunteers", "registrations"},
     {"web"},  # pages: their infrastructure (render, CSRF, the visitor), consent, volunteering
     {"accounts", "bodies"},  # a person's own account; request bodies' limits (render pages)
+    {"oidc"},  # OpenID Connect on the OAuth server: ID tokens, claims, userinfo, logout
     {"webhooks"},  # events of the records, written with their change, delivered signed
     {"models", "migrations", "transfer", "demo"},  # every table at once; import and export
     {"admin", "desk"},  # the organizers' pages; the registration desk and its ticket API

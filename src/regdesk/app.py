@@ -16,7 +16,7 @@ from sqlalchemy import Engine, text
 from starlette.routing import BaseRoute
 from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
-from regdesk import documents, keys
+from regdesk import documents, keys, oidc
 from regdesk.accounts import factor_pages, password_pages, second_step_pages, signup_pages
 from regdesk.accounts import pages as account_pages
 from regdesk.accounts.factors import has_second_factor
@@ -77,6 +77,8 @@ ROUTERS = (
     factor_pages.router,
     second_step_pages.router,
     consent.router,
+    oidc.router,
+    oidc.pages,
     volunteering.router,
     registering.router,
     admin_router,
@@ -110,6 +112,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         keys.install(engine, app.state.secret_key)  # the key store encrypts with it
         with write_session(engine) as db:
             ensure_key(db)  # the ticket key made once: showing a ticket never writes
+            oidc.ensure_keys(db)  # and the ID token keys: the JWKS never writes either
         webhooks = Sender(
             engine,
             issuer=settings.issuer,
@@ -136,6 +139,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.loop_reads = LoopReads(engine)
     app.state.loop_writes = LoopReads(engine, writer=True)
     app.state.new_tokens = GroupedWrites(app.state.loop_writes, NEW_TOKEN)
+    app.state.grant_extensions = oidc.grant_extensions()  # the ID token (oauth/server.py)
     app.state.ticket_keys = TicketKeys()  # ticket codes' public keys, read at most once a minute
     app.state.rate_limits = RateLimits.from_settings(settings)
     if app.state.rate_limits is not None:

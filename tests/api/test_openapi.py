@@ -91,7 +91,7 @@ def test_real_answers_fit_the_documented_schemas(
     narrower = apps.service_token("user:read")  # for the routes registration:read opens
     own = (  # boss is an administrator: the ticket scanners' scopes are boss's to grant
         "pii:basic pii:email pii:phone pii:address con:read pii:finance:read"
-        " admin:ticket:read admin:ticket:scan"
+        " admin:ticket:read admin:ticket:scan openid"
     )
     users = apps.mint(apps.register(obo_scopes=own), own, user_id=int(ids["users"]["boss"]))
     for route in ROUTES:

@@ -73,7 +73,12 @@ ROUTES = [
     # registrations.md, Pages: scanning apps, on behalf of desk staff; fox's (paid) ticket.
     Route("GET", "/api/v0/tickets/{ticket}", "admin:ticket:read", 200, users_only=True),
     Route("POST", "/api/v0/tickets/{ticket}/check-in", "admin:ticket:scan", 200, users_only=True),
+    # oidc.md: userinfo, with a user's openid token (its claims follow the token's scopes).
+    Route("GET", "/oauth/userinfo", "openid", 200, users_only=True),
+    Route("POST", "/oauth/userinfo", "openid", 200, users_only=True),
 ]
+# Bearer-guarded routes outside /api/ (OpenID Connect's paths are its own).
+GUARDED_OUTSIDE_API = ("/oauth/userinfo",)
 
 # Route templates as the app declares them, for the coverage check.
 DECLARED = {
@@ -138,7 +143,7 @@ def test_the_table_covers_every_route(app: FastAPI) -> None:
     declared = {
         (method, route.path)
         for route in iter_route_contexts(app.routes)  # included routers, flattened
-        if route.path and route.path.startswith("/api/")
+        if route.path and route.path.startswith(("/api/", *GUARDED_OUTSIDE_API))
         for method in route.methods or ()
     }
     tabled = {(r.method, DECLARED.get(r.path, r.path)) for r in ROUTES}

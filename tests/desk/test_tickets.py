@@ -40,10 +40,10 @@ ALPHANUMERIC = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
 
 def forged(code: str) -> str:
-    """The ticket with the last character of its signature changed: well formed, not
-    genuine (that character's unused bits included: a ticket has one spelling)."""
-    last = "A" if code[-1] != "A" else "B"
-    return code[:-1] + last
+    """The ticket with one character inside its signature changed: well formed, not genuine.
+    (Not the last: base32's last character carries bits that a decoder may drop.)"""
+    changed = "A" if code[-50] != "A" else "B"
+    return code[:-50] + changed + code[-49:]
 
 
 @pytest.fixture
@@ -150,6 +150,22 @@ def test_a_forged_code_is_not_found_without_reading_a_registration(
     statements += [record.getMessage() for record in caplog.records]
     assert statements, "the token's lookup is logged: the log is watched"
     assert not [s for s in statements if "registrations" in s or "signing_keys" in s]
+
+
+def test_a_ticket_has_one_spelling(people: Queue, engine: Engine) -> None:
+    """The last base32 character of the signature holds 2 bits of it and 3 unused ones: the
+    same ticket with those unused bits set is refused, as is any other change; lower case is
+    the same ticket."""
+    ticket = people.code(engine, people.fox)
+    alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"
+    same_bits = alphabet[alphabet.index(ticket[-1]) ^ 1]  # a dropped bit flipped
+    with write_session(engine) as session:
+        keys = ticket_codes.public_keys(session, ticket_codes.PURPOSE)
+    assert ticket_codes.is_genuine(ticket, keys)
+    code = people.registration(engine, people.fox).ticket_code
+    assert ticket_codes.is_genuine(code + ticket[len(code) :].lower(), keys)
+    assert not ticket_codes.is_genuine(ticket[:-1] + same_bits, keys)
+    assert not ticket_codes.is_genuine(forged(ticket), keys)
 
 
 def test_a_scanner_tells_a_forged_code_from_a_real_one_offline_with_the_published_keys(

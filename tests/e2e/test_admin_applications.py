@@ -47,7 +47,9 @@ def test_an_administrator_registers_rotates_rescopes_and_suspends_an_application
     page.get_by_label("Description").fill("Clocks volunteer shifts in and out.")
     page.get_by_label("Redirect URIs").fill(CALLBACK)
     people = page.get_by_role("group", name="Scopes it may ask people for")
-    people.get_by_label("See your name, username and basic profile").check()
+    people.get_by_role(
+        "checkbox", name="See your name, username and basic profile pii:basic"
+    ).check()
     service = page.get_by_role("group", name="Scopes for its own service access")
     service.get_by_label(EVERY_USER).check()
     service.get_by_label(EVERY_VOLUNTEER).check()

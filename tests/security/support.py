@@ -138,7 +138,18 @@ class Route:
 
 
 # Not pages: the machine-readable answers and the API documentation FastAPI serves.
-_NOT_PAGES = ("/api/", "/openapi.json", "/.well-known/", "/healthz", "/static")
+_NOT_PAGES = (
+    "/api/",
+    "/openapi.json",
+    "/.well-known/",
+    "/healthz",
+    "/static",
+    "/oauth/jwks",  # OpenID Connect's keys and claims: JSON, as the API's
+    "/oauth/userinfo",
+)
+# The routes that sign the visitor out when merely visited (a GET, as the specifications make
+# them: operator.md's /oauth/logout, OpenID Connect's end-session endpoint).
+SIGN_OUT = ("/oauth/logout", "/oauth/end-session")
 
 
 def routes() -> Iterator[Route]:

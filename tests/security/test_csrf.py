@@ -29,6 +29,7 @@ from tests.conftest import Apps
 from tests.security.support import (
     MODE,
     REFUSED_FORM,
+    SIGN_OUT,
     Route,
     assert_page_headers,
     changed_tables,
@@ -59,7 +60,11 @@ BEFORE_SIGN_IN = (
     "/signup",
     "/verify/{token}",
 )
-SESSION_FORMS = [r for r in page_routes("POST") if r.path not in BEFORE_SIGN_IN]
+# OpenID Connect's end-session takes a POST as a GET, a sign-out with no token (as
+# /oauth/logout): an RP's form sends it.
+SESSION_FORMS = [
+    r for r in page_routes("POST") if r.path not in BEFORE_SIGN_IN and r.path not in SIGN_OUT
+]
 OTHER_FORMS_BEFORE_SIGN_IN = [
     r for r in page_routes("POST") if r.path in BEFORE_SIGN_IN and r.path != LOGIN
 ]
@@ -108,8 +113,8 @@ def world(client: TestClient, engine: Engine) -> World:
     other = _sign_in(client, engine)
     admin = _sign_in(client, engine)
     Apps(engine, client).mint(application, "pii:basic", user_id=admin.user_id)  # to revoke
-    # Every page but /oauth/logout, which ends the session (a GET, by design: operator.md).
-    pages = [route.url() for route in page_routes("GET") if route.path != "/oauth/logout"]
+    # Every page but those that end the session when visited (a GET, by design).
+    pages = [route.url() for route in page_routes("GET") if route.path not in SIGN_OUT]
     pages += ["/account", f"/oauth/authorize?{urlencode(authorize_params(application))}"]
     by_action: dict[str, dict[str, str]] = {}
     for page in pages:

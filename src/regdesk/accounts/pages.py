@@ -52,8 +52,16 @@ def login_page(
     visitor: VisitorDep,
     next_: Annotated[str | None, Query(alias="next")] = None,
     notice: Annotated[str | None, Query()] = None,
+    login_hint: Annotated[str | None, Query()] = None,
 ) -> Response:
-    return _login_form(request, visitor, next_=local_path(next_), notice=NOTICES.get(notice or ""))
+    """`login_hint`: an OpenID application's guess at who signs in (oidc.md), filled in."""
+    return _login_form(
+        request,
+        visitor,
+        next_=local_path(next_),
+        username=(login_hint or "").strip()[:MAX_LOGIN],
+        notice=NOTICES.get(notice or ""),
+    )
 
 
 @router.post("/login")

@@ -24,6 +24,8 @@ def application_document(application: Application, secret: str | None = None) ->
         redirect_uris=list(application.redirect_uris),
         obo_scopes=application.obo_scopes,
         service_scopes=application.service_scopes,
+        post_logout_redirect_uris=list(application.post_logout_redirect_uris),
+        id_token_alg=application.id_token_alg,
         suspended=application.suspended,
         created_at=format_timestamp(application.created_at),
         updated_at=format_timestamp(application.updated_at),
@@ -39,6 +41,8 @@ def application_text(application: Application, secret: str | None = None) -> str
         f"redirect URIs:  {' '.join(application.redirect_uris) or '-'}",
         f"OBO scopes:     {application.obo_scopes or '-'}",
         f"service scopes: {application.service_scopes or '-'}",
+        f"logout URIs:    {' '.join(application.post_logout_redirect_uris) or '-'}",
+        f"ID token alg:   {application.id_token_alg}",
         f"suspended:      {'yes' if application.suspended else 'no'}",
     ]
     if secret is not None:
@@ -54,6 +58,17 @@ def application_options(command: Command) -> Command:
             click.option("--obo-scopes", help='Scopes users may grant, e.g. "pii:basic".'),
             click.option(
                 "--service-scopes", help="Scopes for client_credentials, space-separated."
+            ),
+            click.option(
+                "--post-logout-redirect-uri",
+                "post_logout_redirect_uris",
+                multiple=True,
+                help="Where /oauth/end-session may send users back to. Repeatable.",
+            ),
+            click.option(
+                "--id-token-alg",
+                type=click.Choice(apps_service.ID_TOKEN_ALGORITHMS),
+                help="How its ID tokens are signed (OpenID Connect); RS256 unless given.",
             ),
         ]
     ):
@@ -80,6 +95,8 @@ def apps_create(
     redirect_uris: tuple[str, ...],
     obo_scopes: str | None,
     service_scopes: str | None,
+    post_logout_redirect_uris: tuple[str, ...],
+    id_token_alg: str | None,
     client_id: int | None,
     client_secret: str | None,
     as_json: bool,
@@ -98,6 +115,8 @@ def apps_create(
             service_scopes=service_scopes or "",
             client_id=client_id,
             client_secret=client_secret,
+            post_logout_redirect_uris=post_logout_redirect_uris,
+            id_token_alg=id_token_alg or apps_service.DEFAULT_ID_TOKEN_ALG,
         )
     emit(as_json, application_document(application, secret), application_text(application, secret))
 
@@ -133,6 +152,9 @@ def apps_show(context: Context, client_id: int, as_json: bool) -> None:
 @click.option("--name")
 @application_options
 @click.option("--clear-redirect-uris", is_flag=True, help="Remove every redirect URI.")
+@click.option(
+    "--clear-post-logout-redirect-uris", is_flag=True, help="Remove every post-logout URI."
+)
 @json_option
 @pass_context
 def apps_update(
@@ -143,12 +165,20 @@ def apps_update(
     redirect_uris: tuple[str, ...],
     obo_scopes: str | None,
     service_scopes: str | None,
+    post_logout_redirect_uris: tuple[str, ...],
+    id_token_alg: str | None,
     clear_redirect_uris: bool,
+    clear_post_logout_redirect_uris: bool,
     as_json: bool,
 ) -> None:
     """Change what is given. New scopes make users authorize the application again."""
     if clear_redirect_uris and redirect_uris:
         raise click.UsageError("--clear-redirect-uris and --redirect-uri exclude each other")
+    if clear_post_logout_redirect_uris and post_logout_redirect_uris:
+        raise click.UsageError(
+            "--clear-post-logout-redirect-uris and --post-logout-redirect-uri exclude each other"
+        )
+    logout_uris = list(post_logout_redirect_uris) or None
     with context.writing() as session:
         application = apps_service.update_application(
             session,
@@ -159,6 +189,8 @@ def apps_update(
             redirect_uris=[] if clear_redirect_uris else (list(redirect_uris) or None),
             obo_scopes=obo_scopes,
             service_scopes=service_scopes,
+            post_logout_redirect_uris=[] if clear_post_logout_redirect_uris else logout_uris,
+            id_token_alg=id_token_alg,
         )
     emit(as_json, application_document(application), application_text(application))
 

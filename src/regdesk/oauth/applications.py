@@ -27,6 +27,8 @@ from regdesk.security import hash_client_secret, new_secret
 from regdesk.transport import is_loopback
 
 MIN_IMPORTED_SECRET_LENGTH = 16
+ID_TOKEN_ALGORITHMS = ("RS256", "ES256")  # oidc.md: RS256 by default, ES256 per application
+DEFAULT_ID_TOKEN_ALG = ID_TOKEN_ALGORITHMS[0]
 
 
 class ApplicationNotFound(LookupError):
@@ -73,6 +75,21 @@ class _Fields:
             self.errors["redirect_uris"] = str(exc)
             return []
 
+    def post_logout_redirect_uris(self, uris: Sequence[str]) -> list[str]:
+        """Where /oauth/end-session may send users back to: as redirect URIs are (oidc.md)."""
+        try:
+            return [check_redirect_uri(uri) for uri in dict.fromkeys(uris)]
+        except ValueError as exc:
+            self.errors["post_logout_redirect_uris"] = str(exc).replace(
+                "redirect URI", "post-logout redirect URI"
+            )
+            return []
+
+    def id_token_alg(self, value: str) -> str:
+        if value not in ID_TOKEN_ALGORITHMS:
+            self.errors["id_token_alg"] = f"must be one of {', '.join(ID_TOKEN_ALGORITHMS)}"
+        return value
+
     def scopes(self, field: str, value: str, holder: Holder) -> str:
         try:
             return format_scopes(check_scopes(parse_scopes(value), holder))
@@ -96,6 +113,8 @@ def create_application(
     service_scopes: str = "",
     client_id: int | None = None,
     client_secret: str | None = None,
+    post_logout_redirect_uris: Sequence[str] = (),
+    id_token_alg: str = DEFAULT_ID_TOKEN_ALG,
 ) -> tuple[Application, str]:
     """Register an application; returns it with its client secret, which is shown this once.
 
@@ -107,6 +126,8 @@ def create_application(
     uris = fields.redirect_uris(redirect_uris)
     obo = fields.scopes("obo_scopes", obo_scopes, Holder.OBO)
     service = fields.scopes("service_scopes", service_scopes, Holder.SERVICE)
+    logout_uris = fields.post_logout_redirect_uris(post_logout_redirect_uris)
+    algorithm = fields.id_token_alg(id_token_alg)
     if client_secret is not None and len(client_secret) < MIN_IMPORTED_SECRET_LENGTH:
         fields.errors["client_secret"] = f"must be at least {MIN_IMPORTED_SECRET_LENGTH} characters"
     if client_id is not None:
@@ -125,6 +146,8 @@ def create_application(
         redirect_uris=uris,
         obo_scopes=obo,
         service_scopes=service,
+        post_logout_redirect_uris=logout_uris,
+        id_token_alg=algorithm,
         scopes_version=1,
         suspended=False,
         created_at=now,
@@ -166,6 +189,8 @@ def update_application(
     redirect_uris: Sequence[str] | None = None,
     obo_scopes: str | None = None,
     service_scopes: str | None = None,
+    post_logout_redirect_uris: Sequence[str] | None = None,
+    id_token_alg: str | None = None,
 ) -> Application:
     """Change what is given; leave the rest. Returns the application as it now is."""
     application = get_application(session, client_id)
@@ -181,6 +206,11 @@ def update_application(
         changes["obo_scopes"] = fields.scopes("obo_scopes", obo_scopes, Holder.OBO)
     if service_scopes is not None:
         changes["service_scopes"] = fields.scopes("service_scopes", service_scopes, Holder.SERVICE)
+    if post_logout_redirect_uris is not None:
+        uris = fields.post_logout_redirect_uris(post_logout_redirect_uris)
+        changes["post_logout_redirect_uris"] = uris
+    if id_token_alg is not None:
+        changes["id_token_alg"] = fields.id_token_alg(id_token_alg)
     fields.done()
     before = {
         TokenKind.OBO: application.obo_scopes,

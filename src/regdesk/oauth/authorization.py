@@ -7,6 +7,11 @@ to the application's redirect URI with `error`, `state` and `iss`.
 Written on our own primitives rather than Authlib's grant: our rules need the page-or-redirect
 split above, an "Invalid request" page that depends on the signed-in user's permissions, and
 `iss` (RFC 9207) on every response, which Authlib's authorization flow does not model.
+
+OpenID Connect's parameters (oidc.md) are read here too: `nonce` (kept with the code for the
+ID token, refused while a live code of the application carries it), `prompt`, `max_age` and
+`login_hint` (what the consent page does with them: web/consent.py); `ui_locales`, like any
+other parameter we do not know, is ignored.
 """
 
 from __future__ import annotations
@@ -18,13 +23,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from sqlalchemy import insert
+from sqlalchemy import insert, select
 from sqlalchemy.orm import Session
 
 from regdesk.audit.service import Actor, record_event
 from regdesk.db import utcnow
 from regdesk.oauth.clients import load_client
-from regdesk.oauth.models import AuthorizationCode
+from regdesk.oauth.models import Application, AuthorizationCode, Grant
 from regdesk.oauth.permissions import ADMIN, is_staff_permission, permissions_of
 from regdesk.oauth.scopes import SCOPES, Holder, ScopeError, check_scopes, parse_scopes
 from regdesk.security import new_secret, token_hash
@@ -32,6 +37,10 @@ from regdesk.security import new_secret, token_hash
 CODE_TTL = dt.timedelta(minutes=10)  # decisions.md, Tokens
 MAX_STATE = 4096  # decisions.md: at least 1024 characters come back byte for byte
 PKCE_CHALLENGE = re.compile(r"^[A-Za-z0-9._~-]{43,128}$")  # RFC 7636 4.2, S256 output
+MAX_NONCE = 255
+MAX_LOGIN_HINT = 320  # the login form's username field
+# OpenID Connect Core 3.1.2.1; select_account asks nothing of us: one account per session.
+PROMPTS = frozenset({"none", "login", "consent", "select_account"})
 
 
 @dataclass(frozen=True)
@@ -46,10 +55,19 @@ class AuthorizationRequest:
     state: str | None
     code_challenge: str | None
     code_challenge_method: str | None
+    # OpenID Connect (oidc.md): the nonce of an `openid` request; prompt, max_age, login_hint.
+    nonce: str | None = None
+    prompt: frozenset[str] = frozenset()
+    max_age: int | None = None
+    login_hint: str | None = None
 
     @property
     def sensitive_scopes(self) -> list[str]:
         return [s for s in self.scopes if SCOPES[s].sensitive]
+
+    @property
+    def is_openid(self) -> bool:
+        return "openid" in self.scopes
 
 
 class AuthorizationPageError(Exception):
@@ -128,6 +146,20 @@ def check_authorization_request(
             raise refuse("invalid_request", "Only code_challenge_method=S256 is supported.")
         if not PKCE_CHALLENGE.match(challenge):
             raise refuse("invalid_request", "The code_challenge is malformed.")
+    prompt = frozenset((single("prompt") or "").split())
+    if prompt - PROMPTS:
+        raise refuse("invalid_request", f"Unknown prompt value {sorted(prompt - PROMPTS)[0]!r}.")
+    if "none" in prompt and len(prompt) > 1:  # OpenID Connect Core 3.1.2.1
+        raise refuse("invalid_request", "prompt=none cannot be combined with another value.")
+    max_age = single("max_age")
+    if max_age is not None and not (max_age.isascii() and max_age.isdigit() and len(max_age) < 10):
+        raise refuse("invalid_request", "max_age must be a number of seconds.")
+    nonce = single("nonce") if "openid" in scopes else None
+    if nonce is not None:
+        if len(nonce) > MAX_NONCE:
+            raise refuse("invalid_request", f"The nonce is longer than {MAX_NONCE} characters.")
+        if nonce_in_use(session, application.id, nonce):
+            raise refuse("invalid_request", "This nonce was already used.")
     return AuthorizationRequest(
         application_id=application.id,
         application_name=application.name,
@@ -137,7 +169,43 @@ def check_authorization_request(
         state=state,
         code_challenge=challenge,
         code_challenge_method=method,
+        nonce=nonce or None,
+        prompt=prompt,
+        max_age=int(max_age) if max_age is not None else None,
+        login_hint=(single("login_hint") or "")[:MAX_LOGIN_HINT] or None,
     )
+
+
+def nonce_in_use(session: Session, application_id: int, nonce: str) -> bool:
+    """Whether a code of the application that has not expired carries this nonce: a request
+    replayed within its code's life is refused (oidc.md, ID token)."""
+    found = session.scalar(
+        select(AuthorizationCode.id)
+        .where(
+            AuthorizationCode.application_id == application_id,
+            AuthorizationCode.nonce == nonce,
+            AuthorizationCode.expires_at > utcnow(),
+        )
+        .limit(1)
+    )
+    return found is not None
+
+
+def holds_grant(session: Session, user_id: int, request: AuthorizationRequest) -> bool:
+    """Whether the user granted the application every scope asked, under its present scopes,
+    and has not taken it back: what lets `prompt=none` skip the consent screen."""
+    live = session.execute(
+        select(Grant.scope)
+        .join(Application, Application.id == Grant.application_id)
+        .where(
+            Grant.user_id == user_id,
+            Grant.application_id == request.application_id,
+            Grant.revoked_at.is_(None),
+            Grant.app_scopes_version == Application.scopes_version,
+        )
+    ).scalars()
+    asked = set(request.scopes)
+    return any(asked <= set(parse_scopes(scope)) for scope in live)
 
 
 def scopes_user_lacks(session: Session, user_id: int, scopes: Sequence[str]) -> list[str]:
@@ -159,9 +227,18 @@ def holds_sensitive_permission(session: Session, user_id: int) -> bool:
 
 
 def approve(
-    session: Session, actor: Actor, request: AuthorizationRequest, user_id: int, issuer: str
+    session: Session,
+    actor: Actor,
+    request: AuthorizationRequest,
+    user_id: int,
+    issuer: str,
+    *,
+    auth_time: dt.datetime | None = None,
+    sid: str | None = None,
 ) -> str:
-    """The user granted everything asked: a code for the application. Returns the redirect."""
+    """The user granted everything asked: a code for the application. Returns the redirect.
+    `auth_time` (when the user signed in) and `sid` (their web session's hash) go into the ID
+    token of an OpenID request."""
     code = new_secret(32)
     now = utcnow()
     session.execute(
@@ -175,6 +252,9 @@ def approve(
             code_challenge_method=request.code_challenge_method,
             created_at=now,
             expires_at=now + CODE_TTL,
+            nonce=request.nonce,
+            auth_time=auth_time,
+            sid=sid,
         )
     )
     record_event(
@@ -201,7 +281,12 @@ def deny(session: Session, actor: Actor, request: AuthorizationRequest, issuer: 
         target_type="application",
         target_id=request.application_id,
     )
-    reply = [("error", "access_denied"), ("error_description", "The user denied the request.")]
+    return error_redirect(request, "access_denied", "The user denied the request.", issuer)
+
+
+def error_redirect(request: AuthorizationRequest, error: str, description: str, issuer: str) -> str:
+    """`error` back to the application, with `state` and `iss` (RFC 6749 4.1.2.1, RFC 9207)."""
+    reply = [("error", error), ("error_description", description)]
     if request.state is not None:
         reply.append(("state", request.state))
     reply.append(("iss", issuer))

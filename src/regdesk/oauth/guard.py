@@ -60,7 +60,11 @@ def bearer_credential(request: Request) -> str | None:
 def live_token(request: Request, reads: Reads) -> LiveToken:
     """The live token of the request, counted against its application's rate limit: 401 when
     there is none, 429 over the limit. Scopes are the caller's to check."""
-    credential = bearer_credential(request)
+    return live_token_of(request, reads, bearer_credential(request))
+
+
+def live_token_of(request: Request, reads: Reads, credential: str | None) -> LiveToken:
+    """`live_token`, for a credential the caller read."""
     if credential is None:
         raise InvalidToken()
     try:
@@ -80,6 +84,32 @@ async def bearer(
     _: Annotated[str | None, Depends(oauth2_scheme)],  # declares the scheme in OpenAPI
 ) -> LiveToken:
     token = live_token(request, reads)
+    missing = [scope for scope in security_scopes.scopes if scope not in token.scopes]
+    if missing:
+        raise InsufficientScope(missing)
+    return token
+
+
+async def bearer_or_form(
+    security_scopes: SecurityScopes,
+    request: Request,
+    reads: Reads,
+    _: Annotated[str | None, Depends(oauth2_scheme)],
+) -> LiveToken:
+    """`bearer`, but a form-encoded POST may carry the token as its `access_token` field
+    instead (RFC 6750 2.2; one way only): how certified OpenID relying parties (pyoidc) call
+    userinfo by default (OpenID Connect Core 5.3.1)."""
+    credential = bearer_credential(request)
+    content_type = request.headers.get("content-type", "").partition(";")[0].strip().lower()
+    if request.method == "POST" and content_type == "application/x-www-form-urlencoded":
+        in_body = (await request.form()).getlist("access_token")
+        if in_body:
+            if credential is not None or len(in_body) > 1 or not isinstance(in_body[0], str):
+                raise InvalidToken()
+            credential = in_body[0] if len(in_body[0]) <= 512 else None
+            if credential is None:
+                raise InvalidToken()
+    token = live_token_of(request, reads, credential)
     missing = [scope for scope in security_scopes.scopes if scope not in token.scopes]
     if missing:
         raise InsufficientScope(missing)
@@ -144,3 +174,5 @@ BasicProfile = Annotated[LiveToken, Security(bearer, scopes=[registered("pii:bas
 # registrations.md, Pages: a scanning app, on behalf of desk staff.
 TicketRead = Annotated[LiveToken, Security(bearer, scopes=[registered("admin:ticket:read")])]
 TicketScan = Annotated[LiveToken, Security(bearer, scopes=[registered("admin:ticket:scan")])]
+# oidc.md: userinfo, with any token holding openid (the claims follow its other scopes).
+OpenIdUser = Annotated[LiveToken, Security(bearer_or_form, scopes=[registered("openid")])]

@@ -38,6 +38,10 @@ class Application(Base):
     # ISO timestamp: when that OBO scope was last removed) never holds that scope again.
     tokens_valid_after: Mapped[dt.datetime | None] = mapped_column(UTCDateTime())
     scope_cutoffs: Mapped[dict[str, str]] = mapped_column(JSON, default=dict)
+    # OpenID Connect (oidc.md): where /oauth/end-session may send its users back to (exact
+    # match), and how its ID tokens are signed.
+    post_logout_redirect_uris: Mapped[list[str]] = mapped_column(JSON, default=list)
+    id_token_alg: Mapped[str] = mapped_column(String(8), default="RS256")
 
 
 class Grant(Base):
@@ -56,6 +60,9 @@ class Grant(Base):
     created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime(), default=utcnow)
     revoked_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime())
     revoked_reason: Mapped[str | None] = mapped_column(String(64))
+    # The sign-in behind it, from its code: what ID tokens issued on refresh say (oidc.md).
+    auth_time: Mapped[dt.datetime | None] = mapped_column(UTCDateTime())
+    sid: Mapped[str | None] = mapped_column(String(64))
 
 
 class AuthorizationCode(Base):
@@ -64,6 +71,8 @@ class AuthorizationCode(Base):
         Index("ix_oauth_authorization_codes_expires_at", "expires_at"),
         # A user's revocation and an administrator's reset end the user's codes (grants.py).
         Index("ix_oauth_authorization_codes_user_id_application_id", "user_id", "application_id"),
+        # A nonce is refused while a live code of its application carries it (oidc.md).
+        Index("ix_oauth_authorization_codes_application_id_nonce", "application_id", "nonce"),
     )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
@@ -81,6 +90,11 @@ class AuthorizationCode(Base):
     created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime(), default=utcnow)
     expires_at: Mapped[dt.datetime] = mapped_column(UTCDateTime())
     used_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime())
+    # OpenID Connect (oidc.md): the request's nonce, when the user signed in (the web
+    # session's start) and a stable hash of that session (`sid`), for the ID token.
+    nonce: Mapped[str | None] = mapped_column(String(255))
+    auth_time: Mapped[dt.datetime | None] = mapped_column(UTCDateTime())
+    sid: Mapped[str | None] = mapped_column(String(64))
 
 
 class AccessToken(Base):

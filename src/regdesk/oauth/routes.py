@@ -1,7 +1,7 @@
-"""OAuth endpoints: token (api.md 4.2), revocation (RFC 7009), introspection (RFC 7662) and
-the server's metadata (RFC 8414).
+"""OAuth endpoints: token (api.md 4.2), revocation (RFC 7009) and introspection (RFC 7662).
+The server's metadata (RFC 8414) is OpenID Connect's discovery document (regdesk.oidc).
 
-The first three authenticate the client once, before anything else is done (oauth/clients.py),
+They authenticate the client once, before anything else is done (oauth/clients.py),
 and charge the rate limits by the outcome (ratelimit.py): an authenticated request to its
 client's limit, a failed one to the sender's address. Over either: 429 with `Retry-After` and
 `{"error": "too_many_requests", ...}`, in the RFC 6749 5.2 shape these endpoints always answer
@@ -20,16 +20,14 @@ from starlette.concurrency import run_in_threadpool
 
 from regdesk import ratelimit
 from regdesk.db import write_session
-from regdesk.deps import IssuerDep, issuer
+from regdesk.deps import issuer
 from regdesk.errors import NO_STORE, OAuthError, OAuthErrorBody
 from regdesk.oauth.clients import (
-    TOKEN_ENDPOINT_AUTH_METHODS,
     ClientCredentials,
     OAuthClient,
     authenticate,
     client_credentials,
 )
-from regdesk.oauth.scopes import SCOPES
 from regdesk.oauth.server import RegdeskAuthorizationServer, TokenRequest
 from regdesk.oauth.token_form import token_fields
 
@@ -187,29 +185,6 @@ async def introspect(request: Request) -> JSONResponse:
     return await _respond(request, "introspection")
 
 
-@router.get("/.well-known/oauth-authorization-server", summary="Server metadata (RFC 8414)")
-def metadata(issuer: IssuerDep) -> JSONResponse:
-    return JSONResponse(
-        {
-            "issuer": issuer,
-            "authorization_endpoint": f"{issuer}/oauth/authorize",
-            "token_endpoint": f"{issuer}/api/oauth/token",
-            "revocation_endpoint": f"{issuer}/api/oauth/revoke",
-            "introspection_endpoint": f"{issuer}/api/oauth/introspect",
-            "scopes_supported": list(SCOPES),
-            "response_types_supported": ["code"],
-            "response_modes_supported": ["query"],
-            "grant_types_supported": ["authorization_code", "refresh_token", "client_credentials"],
-            "token_endpoint_auth_methods_supported": list(TOKEN_ENDPOINT_AUTH_METHODS),
-            "revocation_endpoint_auth_methods_supported": list(TOKEN_ENDPOINT_AUTH_METHODS),
-            "introspection_endpoint_auth_methods_supported": list(TOKEN_ENDPOINT_AUTH_METHODS),
-            "code_challenge_methods_supported": ["S256"],
-            "authorization_response_iss_parameter_supported": True,
-            "service_documentation": f"{issuer}/docs",
-        }
-    )
-
-
 async def _respond(request: Request, endpoint: str | None) -> JSONResponse:
     """Run the token endpoint (`endpoint` None) or a named one; render its answer."""
     fields = await read_token_fields(request)
@@ -248,6 +223,7 @@ def _server_response(
             access_token_ttl=settings.access_token_ttl,
             refresh_token_idle_ttl=settings.refresh_token_idle_ttl,
             issuer=issuer(request),
+            extensions=request.app.state.grant_extensions,
         )
         result: tuple[int, dict[str, Any], dict[str, str]]
         if endpoint is None:

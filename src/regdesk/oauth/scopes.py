@@ -21,15 +21,29 @@ class Scope:
     holder: Holder
     sensitive: bool
     description: str  # plain words, shown on the consent screen
+    # An OpenID Connect scope that is another name for a pii:* one (oidc.md): the same rules
+    # and the same words on the consent screen, both taken from that one.
+    twin: str | None = None
+
+
+def twin(name: str, of: Scope) -> Scope:
+    """The OpenID Connect scope `name`, equivalent to `of` (oidc.md, Scopes)."""
+    return Scope(name, of.holder, of.sensitive, of.description, twin=of.name)
+
+
+PII_BASIC = Scope("pii:basic", Holder.OBO, False, "See your name, username and basic profile")
+PII_EMAIL = Scope("pii:email", Holder.OBO, False, "See your e-mail address")
+PII_PHONE = Scope("pii:phone", Holder.OBO, False, "See your phone number")
+PII_ADDRESS = Scope("pii:address", Holder.OBO, False, "See your postal address")
 
 
 SCOPES: dict[str, Scope] = {
     scope.name: scope
     for scope in (
-        Scope("pii:basic", Holder.OBO, False, "See your name, username and basic profile"),
-        Scope("pii:email", Holder.OBO, False, "See your e-mail address"),
-        Scope("pii:phone", Holder.OBO, False, "See your phone number"),
-        Scope("pii:address", Holder.OBO, False, "See your postal address"),
+        PII_BASIC,
+        PII_EMAIL,
+        PII_PHONE,
+        PII_ADDRESS,
         Scope("con:read", Holder.OBO, False, "See your own attendee registration"),
         Scope("pii:finance:read", Holder.OBO, False, "See your own order history"),
         Scope("user:read", Holder.BOTH, True, "Read every user's profile and roles"),
@@ -44,6 +58,13 @@ SCOPES: dict[str, Scope] = {
         # registrations.md, Pages: ticket scanning apps, on behalf of desk staff.
         Scope("admin:ticket:read", Holder.OBO, True, "Look up attendees' tickets"),
         Scope("admin:ticket:scan", Holder.OBO, True, "Check attendees in with their tickets"),
+        # oidc.md, Scopes: OpenID Connect, for every other tool a convention runs.
+        Scope("openid", Holder.OBO, False, "Sign you in with your regdesk account"),
+        twin("profile", PII_BASIC),
+        twin("email", PII_EMAIL),
+        twin("phone", PII_PHONE),
+        twin("address", PII_ADDRESS),
+        Scope("groups", Holder.OBO, False, "See the names of your roles"),
     )
 }
 

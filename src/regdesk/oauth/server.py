@@ -13,13 +13,17 @@ The grants are Authlib's, with our rules where they differ (decisions.md, Scopes
   rotation with reuse detection); revocation and introspection: oauth/token_info.py.
 Tokens are random strings made by `_generate_token`; `save_token` writes their hashes with the
 rows the grant needs, in the request's transaction.
+
+The user's grants take extensions from above this layer (`GrantExtensions`): OpenID Connect
+(regdesk.oidc) adds the ID token to their token responses; the app hands them over at start.
 """
 
 from __future__ import annotations
 
 import logging
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, ClassVar, cast
 
 from authlib.oauth2 import AuthorizationServer
@@ -125,6 +129,17 @@ class ServiceIntegrationGrant(ClientCredentialsGrant):  # type: ignore[misc]
 
 # --- the server ------------------------------------------------------------------------------
 
+# An Authlib grant extension made for one server (so for one request): called with the grant.
+GrantExtension = Callable[["RegdeskAuthorizationServer"], Callable[[Any], None]]
+
+
+@dataclass(frozen=True)
+class GrantExtensions:
+    """What a feature above the OAuth server adds to the user's grants (regdesk.oidc)."""
+
+    authorization_code: tuple[GrantExtension, ...] = ()
+    refresh_token: tuple[GrantExtension, ...] = ()
+
 
 class RegdeskAuthorizationServer(AuthorizationServer):  # type: ignore[misc]
     """Authlib's server over one request: `client` is the client that request authenticated
@@ -139,6 +154,7 @@ class RegdeskAuthorizationServer(AuthorizationServer):  # type: ignore[misc]
         access_token_ttl: int,
         refresh_token_idle_ttl: int = 0,
         issuer: str = "",
+        extensions: GrantExtensions = GrantExtensions(),
     ) -> None:
         super().__init__(scopes_supported=list(SCOPES))
         self.session = session
@@ -149,8 +165,11 @@ class RegdeskAuthorizationServer(AuthorizationServer):  # type: ignore[misc]
         self.issuer = issuer
         self.register_token_generator("default", self._generate_token)
         self.register_grant(ServiceIntegrationGrant)
-        self.register_grant(UserAuthorizationGrant, [Pkce(required=False)])
-        self.register_grant(UserRefreshGrant)
+        self.register_grant(
+            UserAuthorizationGrant,
+            [Pkce(required=False), *(make(self) for make in extensions.authorization_code)],
+        )
+        self.register_grant(UserRefreshGrant, [make(self) for make in extensions.refresh_token])
         self.register_endpoint(Revocation)
         self.register_endpoint(Introspection)
 
@@ -199,6 +218,8 @@ class RegdeskAuthorizationServer(AuthorizationServer):  # type: ignore[misc]
                 scope=code.row.scope,
                 app_scopes_version=client.application.scopes_version,
                 created_at=utcnow(),
+                auth_time=code.row.auth_time,
+                sid=code.row.sid,
             )
             self.session.add(grant)
             self.session.flush()

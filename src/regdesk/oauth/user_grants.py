@@ -24,6 +24,7 @@ from authlib.oauth2.rfc6749.errors import (
     InvalidRequestError,
     InvalidScopeError,
 )
+from authlib.oauth2.rfc6749.hooks import hooked
 from authlib.oauth2.rfc7636 import CodeChallenge
 from sqlalchemy import CursorResult, select, update
 from sqlalchemy.orm import Session
@@ -70,6 +71,13 @@ class RedeemedCode:
 
     def get_scope(self) -> str:
         return self.row.scope
+
+    def get_nonce(self) -> str | None:
+        return self.row.nonce
+
+    def get_auth_time(self) -> int | None:
+        """When the user signed in (OpenID Connect's `auth_time`), in seconds."""
+        return int(self.row.auth_time.timestamp()) if self.row.auth_time else None
 
 
 class Pkce(CodeChallenge):  # type: ignore[misc]
@@ -131,6 +139,8 @@ class UserAuthorizationGrant(AuthorizationCodeGrant):  # type: ignore[misc]
     def authenticate_user(self, code: RedeemedCode) -> GrantUser:
         return GrantUser(code.row.user_id)
 
+    # Hooked as Authlib's own: its extensions (OpenID Connect's ID token) run after it.
+    @hooked  # type: ignore[untyped-decorator]
     def create_token_response(self) -> tuple[int, dict[str, Any], list[tuple[str, str]]]:
         # As Authlib's, but `scope` on the exchange may narrow the grant (decisions.md).
         code: RedeemedCode = self.request.authorization_code

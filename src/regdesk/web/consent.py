@@ -6,10 +6,18 @@ the browser sees. Their order is the RFC 6749 4.1.2.1 one: a request naming an u
 or an unregistered redirect address gets an error page and is never redirected, whoever is
 signed in; every other problem goes back to the application; only then does it matter
 whether someone is signed in.
+
+OpenID Connect's `prompt` and `max_age` (oidc.md) decide whether the visitor signs in (again)
+first: `prompt=login`, or a sign-in older than `max_age`, sends them to the login page, which
+brings them back here without `login` or `max_age` (they have just signed in). `prompt=none`
+shows no page: the application gets its code at once when the user granted it everything
+asked before, and otherwise `login_required`, `consent_required` or `interaction_required`.
+`prompt=consent` asks again, as every request without `prompt` does.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Sequence
 from typing import Annotated
 from urllib.parse import parse_qsl, urlencode
@@ -18,6 +26,7 @@ from fastapi import APIRouter, Form, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from sqlalchemy.orm import Session
 
+from regdesk.db import utcnow
 from regdesk.deps import IssuerDep
 from regdesk.oauth.authorization import (
     AuthorizationPageError,
@@ -26,6 +35,8 @@ from regdesk.oauth.authorization import (
     approve,
     check_authorization_request,
     deny,
+    error_redirect,
+    holds_grant,
     scopes_user_lacks,
 )
 from regdesk.oauth.clients import load_client
@@ -96,9 +107,25 @@ def _answer(
         return _invalid_request(request, visitor, message=str(error))
     except AuthorizationRedirectError as error:
         return RedirectResponse(error.location, status_code=redirect_status)
-    if visitor is None:
-        return login_redirect(f"{AUTHORIZE_PATH}?{urlencode(params)}")
+    silent = "none" in checked.prompt
+
+    def back(error: str, description: str) -> RedirectResponse:
+        """prompt=none: what would have been a page goes back to the application instead."""
+        return RedirectResponse(
+            error_redirect(checked, error, description, issuer), status_code=redirect_status
+        )
+
+    if visitor is None or _signs_in_again(visitor, checked.prompt, checked.max_age):
+        if silent:
+            return back("login_required", "The user must sign in.")
+        # Back here once signed in, without what asked for it: they will just have signed in.
+        again = [(k, v) for k, v in params if k not in ("prompt", "max_age")]
+        if checked.prompt - {"login"}:
+            again.append(("prompt", " ".join(sorted(checked.prompt - {"login"}))))
+        return login_redirect(f"{AUTHORIZE_PATH}?{urlencode(again)}", checked.login_hint)
     lacking = scopes_user_lacks(db, visitor.user.id, checked.scopes)
+    if lacking and silent:
+        return back("consent_required", "The user cannot grant every scope asked.")
     if lacking:  # api.md 5.1.3: an invalid-request error, and no redirect
         return _invalid_request(
             request,
@@ -108,14 +135,38 @@ def _answer(
             lacking=lacking,
         )
     if checked.sensitive_scopes and second_factor_missing(request, visitor):
+        if silent:
+            return back("interaction_required", "The user must set up a second factor.")
         return to_second_factor_set_up()
+    if silent and decision is None:
+        if not holds_grant(db, visitor.user.id, checked):
+            return back("consent_required", "The user has not granted these scopes.")
+        decision = "authorize"
     if decision == "authorize":
-        return RedirectResponse(
-            approve(db, visitor.actor, checked, visitor.user.id, issuer), status_code=303
+        signed_in = visitor.session
+        location = approve(
+            db,
+            visitor.actor,
+            checked,
+            visitor.user.id,
+            issuer,
+            auth_time=signed_in.signed_in_at if signed_in else None,
+            sid=signed_in.sid if signed_in else None,
         )
+        return RedirectResponse(location, status_code=redirect_status if silent else 303)
     if decision == "deny":
         return RedirectResponse(deny(db, visitor.actor, checked, issuer), status_code=303)
     return _consent_screen(request, visitor, checked, params)
+
+
+def _signs_in_again(visitor: Visitor, prompt: frozenset[str], max_age: int | None) -> bool:
+    """OpenID Connect Core 3.1.2.1: `prompt=login`, or a sign-in older than `max_age`."""
+    if "login" in prompt:
+        return True
+    signed_in = visitor.session
+    if max_age is None or signed_in is None:
+        return False
+    return utcnow() - signed_in.signed_in_at > dt.timedelta(seconds=max_age)
 
 
 def _consent_screen(

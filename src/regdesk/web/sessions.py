@@ -28,10 +28,17 @@ MAX_USER_AGENT = 300
 
 @dataclass(frozen=True)
 class LiveSession:
-    """A session that is alive now: its raw id (from the cookie) and whose it is."""
+    """A session that is alive now: its raw id (from the cookie), whose it is, and when they
+    signed in (every sign-in starts a session: OpenID Connect's `auth_time`)."""
 
     session_id: str
     user_id: int
+    signed_in_at: dt.datetime
+
+    @property
+    def sid(self) -> str:
+        """OpenID Connect's `sid`: stable for the session, and not the cookie (nor a way to it)."""
+        return token_hash(f"regdesk sid|{token_hash(self.session_id)}")
 
 
 def start_session(
@@ -57,7 +64,7 @@ def start_session(
         )
     )
     db.flush()
-    return LiveSession(session_id, user_id)
+    return LiveSession(session_id, user_id, now)
 
 
 def find_session(db: Session, session_id: str | None) -> LiveSession | None:
@@ -75,7 +82,7 @@ def find_session(db: Session, session_id: str | None) -> LiveSession | None:
         return None
     if now - row.last_seen_at >= TOUCH_INTERVAL:
         db.execute(update(WebSession).where(WebSession.id == row.id).values(last_seen_at=now))
-    return LiveSession(session_id, row.user_id)
+    return LiveSession(session_id, row.user_id, row.created_at)
 
 
 def end_session(db: Session, session_id: str | None) -> int | None:

@@ -23,7 +23,7 @@ from regdesk.oauth.permissions import ADMIN, DESK, permissions_of
 from regdesk.users.models import User
 from regdesk.web import csrf
 from regdesk.web.pages import render
-from regdesk.web.sessions import COOKIE_NAME, end_session, find_session
+from regdesk.web.sessions import COOKIE_NAME, LiveSession, end_session, find_session
 
 PageDb = WriteSession  # a page's one transaction, committed before the response is sent
 
@@ -42,6 +42,7 @@ class Visitor:
     csrf_token: str
     ip_address: str | None
     db: Session = field(repr=False, compare=False)
+    session: LiveSession | None = field(default=None, repr=False, compare=False)
 
     @property
     def actor(self) -> Actor:
@@ -87,6 +88,7 @@ def _visitor(request: Request, db: PageDb) -> Visitor | None:
         csrf.session_token(request, live.session_id),
         client_address(request),
         db,
+        live,
     )
 
 
@@ -111,9 +113,11 @@ class PageRefused(Exception):
         return cls(render(request, "not_permitted.html", {"visitor": visitor}, status_code=403))
 
 
-def login_redirect(next_: str) -> RedirectResponse:
-    """To the login page, coming back to `next_` (a local path) afterwards."""
-    return RedirectResponse(f"/login?{urlencode({'next': next_})}", status_code=303)
+def login_redirect(next_: str, login_hint: str | None = None) -> RedirectResponse:
+    """To the login page, coming back to `next_` (a local path) afterwards; `login_hint`
+    (OpenID Connect) fills in its username."""
+    query = {"next": next_, **({"login_hint": login_hint} if login_hint else {})}
+    return RedirectResponse(f"/login?{urlencode(query)}", status_code=303)
 
 
 def signed_in(request: Request, visitor: Visitor | None) -> Visitor:

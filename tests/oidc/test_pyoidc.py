@@ -1,0 +1,94 @@
+"""The `oic` package (pyoidc, an OpenID-certified relying-party library) against a live
+`regdesk serve` (issue 19, Real components): discovery, the code flow with PKCE and nonce,
+ID-token validation (its signature against the JWKS, issuer, audience, nonce), userinfo,
+refresh, logout."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+from oic import rndstr
+from oic.oic import Client
+from oic.oic.message import AccessTokenResponse, AuthorizationResponse, RegistrationResponse
+from oic.utils.authn.client import CLIENT_AUTHN_METHOD
+
+from regdesk.db import make_engine
+from tests.conftest import BACKENDS, scratch_database_url
+from tests.helpers import live_server
+from tests.oidc.support import CALLBACK, LOGGED_OUT, World, seed
+from tests.oidc.test_relying_party import Browser
+from tests.web.support import query
+
+
+@pytest.fixture(params=BACKENDS)
+def live(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[str, World]]:
+    with scratch_database_url(request.param, tmp_path, migrated=True) as url:
+        engine = make_engine(url)
+        world = seed(engine)
+        engine.dispose()
+        with live_server(url) as base:
+            yield base, world
+
+
+def test_sign_in_with_pyoidc(live: tuple[str, World]) -> None:
+    base, world = live
+    rp = Client(client_authn_method=CLIENT_AUTHN_METHOD)
+    provider = rp.provider_config(base)  # discovery; pyoidc checks the issuer is the base
+    assert provider["issuer"] == base
+    rp.store_registration_info(
+        RegistrationResponse(
+            client_id=world.app.client_id,
+            client_secret=world.app.client_secret,
+            redirect_uris=[CALLBACK],
+            post_logout_redirect_uris=[LOGGED_OUT],
+        )
+    )
+    state, nonce = rndstr(), rndstr()
+    challenge, verifier = rp.add_code_challenge()
+    request = rp.construct_AuthorizationRequest(
+        request_args={
+            "client_id": world.app.client_id,
+            "response_type": "code",
+            "scope": ["openid", "email", "profile"],
+            "nonce": nonce,
+            "redirect_uri": CALLBACK,
+            "state": state,
+            **challenge,
+        }
+    )
+    back = Browser(base).authorize(request.request(rp.authorization_endpoint))
+    answer = rp.parse_response(
+        AuthorizationResponse, info=urlsplit(back).query, sformat="urlencoded"
+    )
+    assert answer["state"] == state
+
+    tokens = rp.do_access_token_request(
+        state=state,
+        request_args={"code": answer["code"], "code_verifier": verifier},
+        authn_method="client_secret_basic",
+    )
+    assert isinstance(tokens, AccessTokenResponse), tokens
+    id_token = tokens["id_token"]  # verified by pyoidc: signature (JWKS), iss, aud, nonce
+    assert id_token["sub"] == str(world.fox)
+    assert id_token["nonce"] == nonce
+    assert id_token["email"] == "fox@example.org"
+
+    me = rp.do_user_info_request(state=state)
+    assert me["sub"] == id_token["sub"]
+    assert me["preferred_username"] == "fox"
+
+    renewed = rp.do_access_token_refresh(state=state, authn_method="client_secret_basic")
+    assert isinstance(renewed, AccessTokenResponse), renewed
+    assert renewed["id_token"]["sub"] == id_token["sub"]
+
+    end = rp.construct_EndSessionRequest(
+        state=state,
+        request_args={"post_logout_redirect_uri": LOGGED_OUT, "state": "bye"},
+    )
+    browser = Browser(base)
+    logout = browser.http.get(end.request(rp.end_session_endpoint))
+    assert logout.headers["location"].startswith(LOGGED_OUT)
+    assert query(logout.headers["location"])["state"] == ["bye"]
