@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+from fastapi.testclient import TestClient
+
 from tests.conftest import Cli
 
 
@@ -66,3 +68,19 @@ def test_the_defaults_and_the_refusals(cli: Cli) -> None:
     )
     assert plain_http.exit_code == 1
     assert "post-logout redirect URI" in plain_http.stderr
+
+
+def test_keys_rotate_gives_id_tokens_new_keys_and_keeps_the_old_ones_published(
+    cli: Cli, client: TestClient
+) -> None:
+    """oidc.md, Keys: one key store with the webhook keys, rotated by `regdesk keys rotate`;
+    the old ID-token keys stay in the JWKS for the overlap (tests/oidc/test_relying_party.py
+    follows a live session through a rotation)."""
+    before = {key["kid"] for key in client.get("/oauth/jwks").json()["keys"]}
+    rotated = document(cli, "keys", "rotate")
+    purposes = {key["purpose"]: key for key in rotated["keys"]}  # type: ignore[attr-defined]
+    assert set(purposes) == {"webhook", "id-token RS256", "id-token ES256"}
+    retired = {purposes[p]["retired"] for p in ("id-token RS256", "id-token ES256")}
+    assert retired == before
+    after = {key["kid"] for key in client.get("/oauth/jwks").json()["keys"]}
+    assert after == before | {purposes[p]["kid"] for p in ("id-token RS256", "id-token ES256")}
