@@ -11,18 +11,13 @@ Errors), category `conflict`, with when and by whom; so is an unpaid order (`sta
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 from typing import Any
 
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
-from sqlalchemy import select
-from sqlalchemy.orm import Session
 
 from regdesk.audit.service import Actor
-from regdesk.db import naive_utc
-from regdesk.db.driver import LoopReads, Query
 from regdesk.deps import Reads, WriteSession
 from regdesk.desk.check_in import AlreadyCheckedIn, NotCheckable, check_in
 from regdesk.desk.schemas import (
@@ -33,14 +28,12 @@ from regdesk.desk.schemas import (
     already_checked_in,
     not_checkable,
 )
-from regdesk.documents.reading import complete
+from regdesk.desk.ticket_reads import live_registration, record_by_code
 from regdesk.errors import Conflict, NotFound, api_responses
-from regdesk.events.service import current_event
 from regdesk.formats import format_timestamp
 from regdesk.oauth.guard import TicketRead, TicketScan
 from regdesk.registrations import ticket_codes
-from regdesk.registrations.models import Registration
-from regdesk.registrations.records import CURRENT_EVENT, DOCUMENT, registration_documents
+from regdesk.registrations.records import registration_documents
 
 router = APIRouter(prefix="/api/v0/tickets", tags=["Tickets"])
 
@@ -48,13 +41,6 @@ NOT_FOUND = "Ticket not found."
 CONFLICT_RESPONSE: dict[int | str, dict[str, Any]] = {
     409: {"description": TicketConflict.__doc__, "model": TicketConflict},
 }
-
-# The live registration of the current event holding a code, with its rendered record.
-BY_CODE = Query(f"""
-    SELECT r.id, {DOCUMENT.body("r.id")}, r.checked_in_at
-    FROM registrations r
-    WHERE r.ticket_code = :code AND r.event_id = {CURRENT_EVENT} AND r.ended_at IS NULL
-""")  # noqa: S608 (the document's own subquery)
 
 
 def _keys(request: Request) -> ticket_codes.TicketKeys:
@@ -87,7 +73,7 @@ async def ticket(code: str, request: Request, token: TicketRead, reads: Reads) -
     genuine = _keys(request).verify(code, ticket_codes.keys_read_by(reads))
     if genuine is None:
         raise NotFound(NOT_FOUND)
-    record = _record_by_code(reads, genuine)
+    record = record_by_code(reads, genuine)
     if record is None:
         raise NotFound(NOT_FOUND)
     return JSONResponse(record)
@@ -104,7 +90,7 @@ def check_in_ticket(code: str, request: Request, token: TicketScan, db: WriteSes
     with the record; 409 when it was checked in before (when, by whom) or its order is unpaid
     (take the payment at the desk first)."""
     genuine = _keys(request).verify(code, ticket_codes.keys_read_in(db))
-    registration = _live_registration(db, genuine) if genuine is not None else None
+    registration = live_registration(db, genuine) if genuine is not None else None
     if registration is None:
         raise NotFound(NOT_FOUND)
     actor = Actor(label=f"app:{token.application_id}", user_id=token.user_id)
@@ -118,32 +104,3 @@ def check_in_ticket(code: str, request: Request, token: TicketScan, db: WriteSes
         ) from None
     record = json.loads(registration_documents(db, [registration.id])[registration.id])
     return JSONResponse({**record, "checkedInAt": format_timestamp(done.at)})
-
-
-def _record_by_code(reads: LoopReads, code: str) -> dict[str, Any] | None:
-    row = reads.first(BY_CODE, code=code, current=True)
-    if row is None:
-        return None
-    registration_id, body, checked_in_at = row
-    found = complete(reads, [(registration_id, body)], DOCUMENT)
-    if not found:
-        return None
-    checked = (
-        None
-        if checked_in_at is None
-        else format_timestamp(naive_utc(checked_in_at).replace(tzinfo=dt.UTC))
-    )
-    return {**json.loads(found[0]), "checkedInAt": checked}
-
-
-def _live_registration(db: Session, code: str) -> Registration | None:
-    event = current_event(db)
-    if event is None:
-        return None
-    return db.scalars(
-        select(Registration).where(
-            Registration.ticket_code == code,
-            Registration.event_id == event.id,
-            Registration.ended_at.is_(None),
-        )
-    ).one_or_none()
