@@ -8,6 +8,10 @@ TOOLS := .tools
 UV := $(TOOLS)/bin/uv
 # uv installs into .venv with this machine's Python, never one it downloads.
 SYNC := UV_PROJECT_ENVIRONMENT=$(VENV) UV_PYTHON_DOWNLOADS=never $(UV) sync --locked --python $(PYTHON)
+# Python keeps the bytecode it compiles (__pycache__, ignored by git): some machines set
+# PYTHONDONTWRITEBYTECODE, and then every process compiles every module it imports again, which
+# was two fifths of the start of a `regdesk serve` and of each of the tests' server processes.
+unexport PYTHONDONTWRITEBYTECODE
 RUNTIME_STAMP := $(VENV)/.runtime-stamp
 DEV_STAMP := $(VENV)/.dev-stamp
 
