@@ -9,6 +9,7 @@ from html import unescape
 from typing import Any
 
 import httpx
+import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import Engine
 
@@ -16,7 +17,7 @@ from regdesk.db import read_session
 from regdesk.oauth.models import Application
 from regdesk.security import verify_client_secret
 from tests.admin.support import People, Person
-from tests.conftest import Apps, bearer
+from tests.conftest import Apps, Cli, bearer
 from tests.helpers import database_text
 from tests.web.support import audit
 
@@ -337,3 +338,159 @@ def test_only_administrators_may_manage_applications(people: People, apps: Apps)
     )
     assert forged.status_code == 403
     assert "Form not accepted" in forged.text
+
+
+# --- OpenID Connect settings (oidc.md: post-logout redirect URIs, the ID token's algorithm) ---
+
+LOGGED_OUT = "https://clock.example.org/logged-out"
+
+
+def test_an_application_is_registered_with_its_openid_settings(
+    people: People, engine: Engine
+) -> None:
+    form_page = people.admin.get("/admin/applications/new").text
+    # RS256 is chosen unless the administrator picks ES256.
+    assert re.search(r'id="id_token_alg-RS256"[^>]*\s+checked', form_page)
+    assert not re.search(r'id="id_token_alg-ES256"[^>]*\s+checked', form_page)
+    assert '<label for="post_logout_redirect_uris">' in form_page
+    page = register(
+        people.admin,
+        obo_scopes=["openid", "profile", "email"],
+        post_logout_redirect_uris=f"{LOGGED_OUT}\r\nhttp://127.0.0.1:8080/bye\r\n{LOGGED_OUT}\r\n",
+        id_token_alg="ES256",
+    )
+    assert page.status_code == 201, page.text
+    client_id, _ = shown_secret(page)
+    application = stored(engine, client_id)
+    assert application.post_logout_redirect_uris == [LOGGED_OUT, "http://127.0.0.1:8080/bye"]
+    assert application.id_token_alg == "ES256"
+    # Without them: none, and RS256.
+    bare = stored(engine, shown_secret(register(people.admin, name="Badge Printer"))[0])
+    assert (bare.post_logout_redirect_uris, bare.id_token_alg) == ([], "RS256")
+
+
+def test_the_openid_settings_are_changed_with_an_audit_event(
+    people: People, engine: Engine
+) -> None:
+    client_id, _ = shown_secret(register(people.admin, post_logout_redirect_uris=LOGGED_OUT))
+    edit = people.admin.get(f"/admin/applications/{client_id}").text
+    assert f">{LOGGED_OUT}</textarea>" in edit
+    assert re.search(r'id="id_token_alg-RS256"[^>]*\s+checked', edit)
+    fields = {
+        "name": "Volunteer Time Clock",
+        "description": "Clocks shifts in and out.",
+        "redirect_uris": CALLBACK,
+        "obo_scopes": ["pii:basic", "pii:email"],
+        "service_scopes": ["user:read", "volunteer:read"],
+    }
+    answer = people.admin.post(
+        f"/admin/applications/{client_id}",
+        {
+            **fields,
+            "post_logout_redirect_uris": "https://clock.example.org/bye\nhttps://clock.example.org/",
+            "id_token_alg": "ES256",
+        },
+    )
+    assert answer.status_code == 303, answer.text
+    assert answer.headers["location"].endswith("?done=saved")  # no new consent for this
+    after = stored(engine, client_id)
+    assert after.post_logout_redirect_uris == [
+        "https://clock.example.org/bye",
+        "https://clock.example.org/",
+    ]
+    assert after.id_token_alg == "ES256"
+    assert after.scopes_version == 1
+    (event,) = audit(engine, "app.updated")
+    assert event.actor == f"user:{people.admin.user_id}"
+    assert event.target_id == client_id
+    assert event.details == {"fields": ["post_logout_redirect_uris", "id_token_alg"]}
+    shown = people.admin.get(f"/admin/applications/{client_id}").text
+    assert re.search(r'id="id_token_alg-ES256"[^>]*\s+checked', shown)
+    # Emptied: no post-logout address left. No algorithm sent: the one it has is kept.
+    cleared = people.admin.post(
+        f"/admin/applications/{client_id}", {**fields, "post_logout_redirect_uris": ""}
+    )
+    assert cleared.status_code == 303
+    after = stored(engine, client_id)
+    assert (after.post_logout_redirect_uris, after.id_token_alg) == ([], "ES256")
+    assert [e.details for e in audit(engine, "app.updated")][-1] == {
+        "fields": ["post_logout_redirect_uris"]
+    }
+
+
+@pytest.mark.parametrize(
+    "uri",
+    [
+        "http://clock.example.org/bye",  # plain http beyond loopback
+        "https://clock.example.org/bye#top",  # a fragment
+        "ftp://clock.example.org/bye",
+        "/bye",
+        "https:///bye",
+    ],
+)
+def test_a_post_logout_uri_is_refused_as_regdesk_apps_refuses_it(
+    people: People, engine: Engine, cli: Cli, uri: str
+) -> None:
+    """The admin form and `regdesk apps` ask the same service rule, and say the same."""
+    typed = register(people.admin, post_logout_redirect_uris=f"{LOGGED_OUT}\n{uri}")
+    assert typed.status_code == 400
+    shown = error_of(typed.text, "post_logout_redirect_uris")
+    command = cli("apps", "create", "--name", "X", "--post-logout-redirect-uri", uri)
+    assert command.exit_code == 1
+    said = command.stderr.strip()
+    # The same words, the form's capitalised and ending in a full stop.
+    assert shown.startswith("Post-logout redirect URI ")
+    assert said == f"Error: post_logout_redirect_uris: {shown[:1].lower()}{shown[1:-1]}"
+    # What was typed is kept, and nothing was registered.
+    assert f"{LOGGED_OUT}\n{uri}</textarea>" in typed.text
+    with read_session(engine) as session:
+        assert session.query(Application).count() == 0
+    assert audit(engine, "app.created") == []
+
+
+def test_a_bad_openid_change_is_refused_and_changes_nothing(people: People, engine: Engine) -> None:
+    client_id, _ = shown_secret(register(people.admin, post_logout_redirect_uris=LOGGED_OUT))
+    many = "\n".join(f"https://clock.example.org/bye{n}" for n in range(21))
+    long = f"https://clock.example.org/{'x' * 2000}"
+    for change, field, message in [
+        ({"id_token_alg": "HS256"}, "id_token_alg", "Choose RS256 or ES256."),
+        ({"id_token_alg": "none"}, "id_token_alg", "Choose RS256 or ES256."),
+        ({"post_logout_redirect_uris": many}, "post_logout_redirect_uris", "At most 20"),
+        ({"post_logout_redirect_uris": long}, "post_logout_redirect_uris", "at most 2000"),
+        (
+            {"post_logout_redirect_uris": "http://clock.example.org/bye"},
+            "post_logout_redirect_uris",
+            "Post-logout redirect URI",
+        ),
+    ]:
+        page = people.admin.post(
+            f"/admin/applications/{client_id}",
+            {"name": "Volunteer Time Clock", "redirect_uris": CALLBACK, **change},
+        )
+        assert page.status_code == 400, change
+        assert message in error_of(page.text, field), change
+        assert f'<a href="#{field}">' in page.text
+    after = stored(engine, client_id)
+    assert (after.post_logout_redirect_uris, after.id_token_alg) == ([LOGGED_OUT], "RS256")
+    assert audit(engine, "app.updated") == []
+
+
+def test_a_post_logout_uri_set_here_is_where_end_session_goes_back_to(
+    people: People, engine: Engine, client: TestClient
+) -> None:
+    client_id, _ = shown_secret(register(people.admin, obo_scopes=["openid"]))
+    params = {"client_id": client_id, "post_logout_redirect_uri": LOGGED_OUT, "state": "s"}
+    before = client.get("/oauth/end-session", params=params, follow_redirects=False)
+    assert before.status_code == 200  # not registered yet: the "Signed out" page
+    people.admin.post(
+        f"/admin/applications/{client_id}",
+        {
+            "name": "Volunteer Time Clock",
+            "redirect_uris": CALLBACK,
+            "obo_scopes": ["openid"],
+            "post_logout_redirect_uris": LOGGED_OUT,
+        },
+    )
+    after = client.get("/oauth/end-session", params=params, follow_redirects=False)
+    assert after.status_code == 303
+    assert after.headers["location"] == f"{LOGGED_OUT}?state=s"

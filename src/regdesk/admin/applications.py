@@ -1,13 +1,14 @@
-"""OAuth applications in the admin area (issue 8): register, change, rotate the secret, suspend.
+"""OAuth applications in the admin area (issue 8): register, change, rotate the secret, suspend;
+and their OpenID Connect settings (oidc.md: post-logout redirect URIs, the ID token's algorithm).
 
 The writes are `regdesk.oauth.applications`' own, the ones `regdesk apps` uses, and each
-records its audit event. A new or rotated client secret is shown once, in the answer to the
-form that made it (never in a redirect, never stored, never logged), on a page no cache keeps.
+records its audit event; the form and its checks are admin/application_form.py. A new or
+rotated client secret is shown once, in the answer to the form that made it (never in a
+redirect, never stored, never logged), on a page no cache keeps.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Form, Query, Request
@@ -15,11 +16,19 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from sqlalchemy.orm import object_session
 
 from regdesk.admin.access import AdminDep, Staffer
+from regdesk.admin.application_form import (
+    ALGORITHM_CHOICES,
+    OBO_CHOICES,
+    SERVICE_CHOICES,
+    ApplicationForm,
+    changed_scopes,
+    typed_form,
+)
 from regdesk.admin.pages import missing, path_number, staff_context
 from regdesk.errors import Invalid
 from regdesk.oauth.applications import (
+    DEFAULT_ID_TOKEN_ALG,
     ApplicationNotFound,
-    check_redirect_uri,
     create_application,
     get_application,
     list_applications,
@@ -28,21 +37,13 @@ from regdesk.oauth.applications import (
     update_application,
 )
 from regdesk.oauth.models import Application
-from regdesk.oauth.scopes import SCOPES, Holder, ScopeError, check_scopes, format_scopes
+from regdesk.oauth.scopes import format_scopes
 from regdesk.web.pages import render
 from regdesk.web.visitor import PageDb
 from regdesk.webhooks.endpoints import list_endpoints
 from regdesk.webhooks.event_names import EVENT_NAMES
 
 router = APIRouter(prefix="/applications")
-
-MAX_NAME = 200  # the column's length
-MAX_DESCRIPTION = 2000
-MAX_REDIRECT_URIS = 20
-MAX_REDIRECT_URI = 2000
-
-OBO_CHOICES = [scope for scope in SCOPES.values() if scope.holder & Holder.OBO]
-SERVICE_CHOICES = [scope for scope in SCOPES.values() if scope.holder & Holder.SERVICE]
 
 # What the page says after a change (Post/Redirect/Get: `?done=<key>`).
 NOTICES = {
@@ -61,93 +62,13 @@ TextField = Annotated[str, Form()]
 ScopesField = Annotated[list[str], Form()]
 
 
-@dataclass
-class ApplicationForm:
-    """What the register and edit forms hold, as typed, and what is wrong with it."""
-
-    name: str = ""
-    description: str = ""
-    redirect_uris: str = ""  # one per line, as the textarea holds them
-    obo_scopes: list[str] = field(default_factory=list)
-    service_scopes: list[str] = field(default_factory=list)
-    errors: dict[str, str] = field(default_factory=dict)
-
-    @classmethod
-    def of(cls, application: Application) -> ApplicationForm:
-        return cls(
-            name=application.name,
-            description=application.description,
-            redirect_uris="\n".join(application.redirect_uris),
-            obo_scopes=application.obo_scopes.split(),
-            service_scopes=application.service_scopes.split(),
-        )
-
-    def uris(self) -> list[str]:
-        return [line.strip() for line in self.redirect_uris.splitlines() if line.strip()]
-
-    def check(self) -> bool:
-        """Each field on its own, with the same rules the service applies; True when valid."""
-        name = self.name.strip()
-        if not name:
-            self.errors["name"] = "Enter the application's name."
-        elif len(name) > MAX_NAME:
-            self.errors["name"] = f"The name may be at most {MAX_NAME} characters long."
-        if len(self.description) > MAX_DESCRIPTION:
-            self.errors["description"] = (
-                f"The description may be at most {MAX_DESCRIPTION} characters long."
-            )
-        self._check_uris()
-        for holder, key in ((Holder.OBO, "obo_scopes"), (Holder.SERVICE, "service_scopes")):
-            try:
-                check_scopes(getattr(self, key), holder)
-            except ScopeError as exc:
-                self.errors[key] = f"{str(exc)[:1].upper()}{str(exc)[1:]}."
-        return not self.errors
-
-    def _check_uris(self) -> None:
-        uris = self.uris()
-        if len(uris) > MAX_REDIRECT_URIS:
-            self.errors["redirect_uris"] = f"At most {MAX_REDIRECT_URIS} redirect URIs."
-            return
-        for uri in uris:
-            if len(uri) > MAX_REDIRECT_URI:
-                self.errors["redirect_uris"] = (
-                    f"A redirect URI may be at most {MAX_REDIRECT_URI} characters long."
-                )
-                return
-            try:
-                check_redirect_uri(uri)
-            except ValueError as exc:
-                self.errors["redirect_uris"] = f"{str(exc)[:1].upper()}{str(exc)[1:]}."
-                return
-
-
-def _form(
-    name: str, description: str, redirect_uris: str, obo: list[str], service: list[str]
-) -> ApplicationForm:
-    return ApplicationForm(
-        name=name,
-        description=description.replace("\r\n", "\n").strip(),
-        redirect_uris=redirect_uris.replace("\r\n", "\n"),
-        obo_scopes=_in_registry_order(obo),
-        service_scopes=_in_registry_order(service),
-    )
-
-
-def _in_registry_order(names: list[str]) -> list[str]:
-    """The order the form lists them in, whatever order they came in (unknown ones last)."""
-    order = {name: index for index, name in enumerate(SCOPES)}
-    return sorted(dict.fromkeys(names), key=lambda name: order.get(name, len(order)))
-
-
-def _changed_scopes(chosen: list[str], held: str) -> str | None:
-    """The new scopes, or None when they are the ones it holds (in whatever order)."""
-    return None if set(chosen) == set(held.split()) else format_scopes(chosen)
-
-
 def _context(staffer: Staffer, **context: Any) -> dict[str, Any]:
     return staff_context(
-        staffer, obo_choices=OBO_CHOICES, service_choices=SERVICE_CHOICES, **context
+        staffer,
+        obo_choices=OBO_CHOICES,
+        service_choices=SERVICE_CHOICES,
+        algorithm_choices=ALGORITHM_CHOICES,
+        **context,
     )
 
 
@@ -202,8 +123,18 @@ def register_application(
     redirect_uris: TextField = "",
     obo_scopes: ScopesField = [],  # noqa: B006 (FastAPI copies defaults)
     service_scopes: ScopesField = [],  # noqa: B006
+    post_logout_redirect_uris: TextField = "",
+    id_token_alg: TextField = DEFAULT_ID_TOKEN_ALG,
 ) -> Response:
-    form = _form(name, description, redirect_uris, obo_scopes, service_scopes)
+    form = typed_form(
+        name,
+        description,
+        redirect_uris,
+        obo_scopes,
+        service_scopes,
+        post_logout_redirect_uris,
+        id_token_alg,
+    )
     if form.check():
         try:
             application, secret = create_application(
@@ -214,6 +145,8 @@ def register_application(
                 redirect_uris=form.uris(),
                 obo_scopes=format_scopes(form.obo_scopes),
                 service_scopes=format_scopes(form.service_scopes),
+                post_logout_redirect_uris=form.logout_uris(),
+                id_token_alg=form.id_token_alg,
             )
         except Invalid as refused:
             form.errors.update(refused.errors)
@@ -279,10 +212,21 @@ def change_application(
     redirect_uris: TextField = "",
     obo_scopes: ScopesField = [],  # noqa: B006
     service_scopes: ScopesField = [],  # noqa: B006
+    post_logout_redirect_uris: TextField = "",
+    id_token_alg: TextField = "",
 ) -> Response:
-    """Name, description, redirect URIs and scopes, as the form has them now."""
+    """Name, description, redirect URIs, scopes and OpenID settings, as the form has them now
+    (no algorithm chosen: the one it has)."""
     application = _application(request, staffer, db, client_id)
-    form = _form(name, description, redirect_uris, obo_scopes, service_scopes)
+    form = typed_form(
+        name,
+        description,
+        redirect_uris,
+        obo_scopes,
+        service_scopes,
+        post_logout_redirect_uris,
+        id_token_alg or application.id_token_alg,
+    )
     if form.check():
         version = application.scopes_version
         try:
@@ -293,8 +237,10 @@ def change_application(
                 name=form.name,
                 description=form.description,
                 redirect_uris=form.uris(),
-                obo_scopes=_changed_scopes(form.obo_scopes, application.obo_scopes),
-                service_scopes=_changed_scopes(form.service_scopes, application.service_scopes),
+                obo_scopes=changed_scopes(form.obo_scopes, application.obo_scopes),
+                service_scopes=changed_scopes(form.service_scopes, application.service_scopes),
+                post_logout_redirect_uris=form.logout_uris(),
+                id_token_alg=form.id_token_alg,
             )
         except Invalid as refused:
             form.errors.update(refused.errors)

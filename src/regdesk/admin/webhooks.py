@@ -13,7 +13,8 @@ from fastapi import APIRouter, Form, Query, Request
 from fastapi.responses import HTMLResponse, Response
 
 from regdesk.admin.access import AdminDep, Staffer
-from regdesk.admin.applications import ApplicationForm, _application, _application_page
+from regdesk.admin.application_form import ApplicationForm
+from regdesk.admin.applications import _application, _application_page
 from regdesk.admin.pages import admin_page, missing, path_number, see_other
 from regdesk.config import Settings
 from regdesk.errors import Invalid

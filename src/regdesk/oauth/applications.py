@@ -56,6 +56,15 @@ def check_redirect_uri(uri: str) -> str:
     raise ValueError(f"redirect URI {uri!r} is not an absolute https URI")
 
 
+def check_post_logout_redirect_uri(uri: str) -> str:
+    """Where /oauth/end-session may send users back to: the rules of a redirect URI (oidc.md),
+    its ValueError naming it for what it is. The CLI and the admin form both ask this."""
+    try:
+        return check_redirect_uri(uri)
+    except ValueError as exc:
+        raise ValueError(str(exc).replace("redirect URI", "post-logout redirect URI")) from None
+
+
 class _Fields:
     """The fields of a registration or a change, each checked, the errors collected: Invalid
     names every bad one (keys are the admin form's field names)."""
@@ -76,13 +85,10 @@ class _Fields:
             return []
 
     def post_logout_redirect_uris(self, uris: Sequence[str]) -> list[str]:
-        """Where /oauth/end-session may send users back to: as redirect URIs are (oidc.md)."""
         try:
-            return [check_redirect_uri(uri) for uri in dict.fromkeys(uris)]
+            return [check_post_logout_redirect_uri(uri) for uri in dict.fromkeys(uris)]
         except ValueError as exc:
-            self.errors["post_logout_redirect_uris"] = str(exc).replace(
-                "redirect URI", "post-logout redirect URI"
-            )
+            self.errors["post_logout_redirect_uris"] = str(exc)
             return []
 
     def id_token_alg(self, value: str) -> str:
