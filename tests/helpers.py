@@ -70,6 +70,22 @@ def live_server(
 
 
 @contextmanager
+def live_servers(
+    database_url: str, count: int, settings: Mapping[str, str] | None = None
+) -> Iterator[list[str]]:
+    """`count` servers on one database, started at the same time (each start is mostly
+    Python importing the service, which the machine's cores do side by side)."""
+    processes = [_spawn(database_url, settings, None, free_port()) for _ in range(count)]
+    try:
+        for process, base in processes:
+            _wait_until_healthy(process, base)
+        yield [base for _, base in processes]
+    finally:
+        for process, _ in processes:
+            _stop(process)
+
+
+@contextmanager
 def live_server_process(
     database_url: str,
     settings: Mapping[str, str] | None = None,
@@ -78,7 +94,17 @@ def live_server_process(
     port: int | None = None,
 ) -> Iterator[tuple[str, int]]:
     """`live_server`, and the server's process id (to watch its memory in /proc)."""
-    port = port or free_port()
+    process, base = _spawn(database_url, settings, stdout, port or free_port())
+    try:
+        _wait_until_healthy(process, base)
+        yield base, process.pid
+    finally:
+        _stop(process)
+
+
+def _spawn(
+    database_url: str, settings: Mapping[str, str] | None, stdout: IO[bytes] | None, port: int
+) -> tuple[subprocess.Popen[bytes], str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("REGDESK_")}
     env.update(settings or {})
     env["REGDESK_DATABASE_URL"] = database_url
@@ -89,19 +115,22 @@ def live_server_process(
         stdout=subprocess.DEVNULL if stdout is None else stdout,
         stderr=subprocess.PIPE,
     )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            assert process.poll() is None, process.stderr.read().decode() if process.stderr else ""
-            try:
-                if httpx.get(f"{base}/healthz").status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            assert time.monotonic() < deadline, "server did not become healthy in 30 s"
-            time.sleep(0.1)
-        yield base, process.pid
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
+    return process, f"http://127.0.0.1:{port}"
+
+
+def _wait_until_healthy(process: subprocess.Popen[bytes], base: str) -> None:
+    deadline = time.monotonic() + 30
+    while True:
+        assert process.poll() is None, process.stderr.read().decode() if process.stderr else ""
+        try:
+            if httpx.get(f"{base}/healthz").status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        assert time.monotonic() < deadline, "server did not become healthy in 30 s"
+        time.sleep(0.05)
+
+
+def _stop(process: subprocess.Popen[bytes]) -> None:
+    process.terminate()
+    process.wait(timeout=10)

@@ -16,7 +16,7 @@ from regdesk.db import make_engine, write_session
 from regdesk.demo import load_demo
 from regdesk.oauth.applications import create_application, set_suspended
 from tests.conftest import BACKENDS, postgres_base_url, scratch_database_url
-from tests.helpers import live_server
+from tests.helpers import live_servers
 from tests.oauth.test_code_flow_client_library import (
     CALLBACK,
     PASSWORD,
@@ -34,7 +34,7 @@ def deployment(tmp_path: Path) -> Iterator[tuple[Engine, str, str]]:
         pytest.skip("REGDESK_TEST_POSTGRES_URL is not set: PostgreSQL run skipped")
     with scratch_database_url("postgresql", tmp_path, migrated=True) as url:
         engine = make_engine(url)
-        with live_server(url) as first, live_server(url) as second:
+        with live_servers(url, 2) as (first, second):
             yield engine, first, second
         engine.dispose()
 
@@ -106,7 +106,7 @@ def two_processes(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tu
         engine = make_engine(url)
         load_demo(engine, users=30, volunteers=10, seed=3, actor=Actor("test"))
         engine.dispose()
-        with live_server(url) as first, live_server(url) as second:
+        with live_servers(url, 2) as (first, second):
             yield url, first, second
 
 

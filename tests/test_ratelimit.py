@@ -29,7 +29,7 @@ from regdesk.migrations.runner import upgrade
 from regdesk.oauth.applications import create_application
 from regdesk.ratelimit import KEY_PREFIX, RateLimits, instance_namespace
 from tests.conftest import Apps, bearer
-from tests.helpers import live_server
+from tests.helpers import live_servers
 from tests.web.support import PASSWORD, log_in, make_user, session_cookie
 
 TOKEN = "/api/oauth/token"
@@ -350,10 +350,7 @@ def test_two_server_processes_share_one_limit_through_redis(
         "REGDESK_SECRET_KEY": secret_key,
     }
     try:
-        with (
-            live_server(sqlite_url, settings) as first,
-            live_server(sqlite_url, settings) as second,
-        ):
+        with live_servers(sqlite_url, 2, settings) as (first, second):
             engine = make_engine(sqlite_url)
             with write_session(engine) as session:
                 application, secret = create_application(

@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import datetime as dt
+import os
+import subprocess
+import sys
 import warnings
+from pathlib import Path
 
 import pytest
 from alembic.autogenerate import compare_metadata
@@ -49,6 +53,29 @@ def test_upgrade_downgrade_to_base_and_upgrade_again(database_url: str) -> None:
         with engine.connect() as connection, warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)
             assert compare_metadata(MigrationContext.configure(connection), metadata) == []
+    finally:
+        engine.dispose()
+
+
+def test_processes_starting_together_migrate_one_after_the_other(database_url: str) -> None:
+    """Several `regdesk` processes started at once on a new database (two servers behind a
+    proxy, or a server and `db upgrade`) each bring the schema up, none fails: the first
+    migrates, the others wait for it (PostgreSQL's advisory lock, SQLite's write lock) and find
+    the schema at head."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("REGDESK_")}
+    env["REGDESK_DATABASE_URL"] = database_url
+    regdesk = str(Path(sys.executable).with_name("regdesk"))
+    processes = [
+        subprocess.Popen(
+            [regdesk, "db", "upgrade"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        )
+        for _ in range(3)
+    ]
+    results = [process.communicate(timeout=120) for process in processes]
+    assert [p.returncode for p in processes] == [0, 0, 0], [err.decode() for _, err in results]
+    engine = make_engine(database_url)
+    try:
+        assert current_revision(engine) == head_revision()
     finally:
         engine.dispose()
 

@@ -15,7 +15,7 @@ from sqlalchemy import Engine
 
 from regdesk.db import make_engine
 from tests.conftest import Apps, postgres_base_url, scratch_database_url
-from tests.helpers import live_server
+from tests.helpers import live_servers
 from tests.oauth.user_flow import Flow, make_flow
 
 ROUNDS = 12
@@ -57,7 +57,7 @@ def test_two_server_processes_on_postgresql_one_winner_per_token(
     postgres_engine: Engine,
 ) -> None:
     url = postgres_engine.url.render_as_string(hide_password=False)
-    with live_server(url) as first, live_server(url) as second:
+    with live_servers(url, 2) as (first, second):
         # The test's own app only issues codes (approve) and stores tokens; every refresh goes
         # to the two real server processes.
         from regdesk.app import create_app

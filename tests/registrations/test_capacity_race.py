@@ -20,7 +20,7 @@ from sqlalchemy.orm import Session
 from regdesk.db import make_engine
 from regdesk.registrations.models import Order, Registration
 from tests.conftest import scratch_database_url
-from tests.helpers import live_server
+from tests.helpers import live_servers
 from tests.volunteers.support import field_error
 from tests.web.registering_support import add_product, page_error
 from tests.web.support import PASSWORD, form, make_user
@@ -46,7 +46,7 @@ def deployment(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Deplo
     with scratch_database_url(backend, tmp_path, migrated=True) as url, ExitStack() as stack:
         engine = make_engine(url)
         stack.callback(engine.dispose)
-        servers = [stack.enter_context(live_server(url)) for _ in range(processes)]
+        servers = stack.enter_context(live_servers(url, processes))
         yield Deployment(engine, servers)
 
 

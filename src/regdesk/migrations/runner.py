@@ -19,7 +19,9 @@ from regdesk.models import DOCUMENTS
 
 HERE = Path(__file__).parent
 # Any fixed number: PostgreSQL advisory lock held while migrating, so that several
-# processes or hosts starting together migrate once, one after the other.
+# processes or hosts starting together migrate once, one after the other. On SQLite the
+# migration's transaction takes the write lock when it begins (`regdesk_write`: BEGIN
+# IMMEDIATE), to the same end: a second process waits, then finds the schema at head.
 MIGRATION_LOCK_ID = 0x7265_6764  # "regd"
 
 
@@ -31,7 +33,7 @@ def alembic_config() -> Config:
 
 def upgrade(engine: Engine, revision: str = "head") -> None:
     config = alembic_config()
-    with engine.connect() as connection:
+    with engine.connect().execution_options(regdesk_write=True) as connection:
         if connection.dialect.name == "postgresql":
             connection.execute(text("SELECT pg_advisory_lock(:id)"), {"id": MIGRATION_LOCK_ID})
             connection.commit()
