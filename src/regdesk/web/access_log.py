@@ -1,13 +1,23 @@
 """The access log of `regdesk serve` (uvicorn's own), without the secret some addresses carry:
 the token of a mailed link (/password/reset/<token>, accounts/password_pages.py) is written as
-`...`, so that a copy of the log opens no one's account."""
+`...`, so that a copy of the log opens no one's account.
+
+The log is on by default, so it must be cheap: the event loop only hands each request's record
+to a queue; a thread of its own formats the lines and writes whatever has gathered in one write
+(`LinesOffTheLoop`). Lines still queued are written when the server stops; a killed process
+loses the few it had not written yet.
+"""
 
 from __future__ import annotations
 
+import atexit
 import copy
 import logging
+import queue
 import re
-from typing import Any
+import sys
+import threading
+from typing import Any, TextIO
 
 from uvicorn.config import LOGGING_CONFIG
 
@@ -29,9 +39,59 @@ class LinkTokensHidden(logging.Filter):
         return True
 
 
+BATCH = 1024  # lines at most in one write
+
+
+class LinesOffTheLoop(logging.Handler):
+    """A handler whose `emit` only queues the record; its thread formats and writes the lines
+    in batches, to the standard output as it is when the line is written."""
+
+    def __init__(self, stream: TextIO | None = None) -> None:
+        super().__init__()
+        self._stream = stream
+        self._records: queue.SimpleQueue[logging.LogRecord | None] = queue.SimpleQueue()
+        self._writer = threading.Thread(target=self._write, name="access-log", daemon=True)
+        self._writer.start()
+        atexit.register(self.close)  # uvicorn's workers end without logging.shutdown
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self._records.put(record)
+
+    def _write(self) -> None:
+        while True:
+            batch: list[logging.LogRecord | None] = [self._records.get()]
+            while len(batch) < BATCH and not self._records.empty():
+                batch.append(self._records.get())
+            lines = [self._line(record) for record in batch if record is not None]
+            if lines:
+                try:
+                    stream = self._stream or sys.stdout
+                    stream.write("".join(lines))
+                    stream.flush()
+                except (OSError, ValueError):  # the output went away: the lines with it
+                    pass
+            if None in batch:
+                return
+
+    def _line(self, record: logging.LogRecord) -> str:
+        try:
+            return self.format(record) + "\n"
+        except Exception:  # a bad record costs its line, never the log
+            return ""
+
+    def close(self) -> None:
+        """Every queued line written, then the thread ended (once; again is harmless)."""
+        if self._writer.is_alive():
+            self._records.put(None)
+            self._writer.join(timeout=5)
+        super().close()
+
+
 def log_config() -> dict[str, Any]:
-    """uvicorn's logging configuration, its access log filtered (for `uvicorn.run`)."""
+    """uvicorn's logging configuration, its access log filtered and written off the event loop
+    (for `uvicorn.run`)."""
     config = copy.deepcopy(LOGGING_CONFIG)
     config["filters"] = {"link_tokens_hidden": {"()": LinkTokensHidden}}
     config["loggers"]["uvicorn.access"]["filters"] = ["link_tokens_hidden"]
+    config["handlers"]["access"] = {"()": LinesOffTheLoop, "formatter": "access"}
     return config
