@@ -28,8 +28,8 @@ from regdesk.db import make_engine, write_session
 from regdesk.db.driver import GroupedWrites, LoopReads
 from regdesk.db.instance import instance_secret_key
 from regdesk.departments.routes import router as departments_router
-from regdesk.desk import pages as desk_pages
 from regdesk.desk import tickets as ticket_api
+from regdesk.desk.routes import router as desk_router
 from regdesk.errors import install_error_handlers
 from regdesk.mail.service import mail_channel
 from regdesk.models import DOCUMENTS
@@ -82,7 +82,7 @@ ROUTERS = (
     volunteering.router,
     registering.router,
     admin_router,
-    desk_pages.router,
+    desk_router,
     webhook_routes.router,
 )
 

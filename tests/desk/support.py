@@ -1,5 +1,5 @@
 """What the desk's tests share: a paid, an unpaid and a cancelled registration of one
-product, and the desk staff."""
+product (`queue`), the badges of two products with a flag (`printing`), and the desk staff."""
 
 from __future__ import annotations
 
@@ -7,10 +7,13 @@ from dataclasses import dataclass
 
 from sqlalchemy import Engine
 
+from regdesk.audit.service import Actor
 from regdesk.db import write_session
 from regdesk.oauth.permissions import DESK
+from regdesk.registrations.flags import create_flag
 from regdesk.registrations.models import OrderStatus, Registration
-from regdesk.registrations.ticket_codes import ticket_of
+from regdesk.registrations.service import set_flags
+from regdesk.registrations.ticket_codes import ensure_key, ticket_of
 from tests.admin.registering import Held, ended, make_product, paid, registered, registration_row
 from tests.web.support import make_user
 
@@ -50,3 +53,42 @@ def queue(engine: Engine) -> Queue:
 
 def desk_staff(engine: Engine, username: str = "dee") -> int:
     return make_user(engine, username, permissions=[DESK])
+
+
+@dataclass(frozen=True)
+class Printing:
+    """Badges to print: fox (attendee, paid, flagged fursuits), owl (attendee, unpaid), cat
+    (attendee, cancelled), elk (sponsor, paid, no badge name) and ram (attendee, paid), in
+    that order of registration."""
+
+    attendee: int
+    sponsor: int
+    fursuits: int  # the flag
+    held: dict[str, Held]
+
+    def id(self, name: str) -> int:
+        return self.held[name].registration_id
+
+
+def printing(engine: Engine) -> Printing:
+    attendee = make_product(engine, "attendee", price="65.00", display_name="Attendee")
+    sponsor = make_product(engine, "sponsor", price="120.00", display_name="Sponsor")
+    with write_session(engine) as session:
+        fursuits = create_flag(session, Actor("test"), "fursuits").id
+        ensure_key(session)  # as the app does at start: a badge signs its ticket with it
+    held = {}
+    for name, product, badge in (
+        ("fox", attendee, "Fae the Fox"),
+        ("owl", attendee, "Night Owl"),
+        ("cat", attendee, None),
+        ("elk", sponsor, None),
+        ("ram", attendee, "Ram"),
+    ):
+        held[name] = registered(engine, make_user(engine, name), product, badge=badge)
+    for name in ("fox", "elk", "ram"):
+        paid(engine, held[name])
+    ended(engine, held["cat"], OrderStatus.CANCELLED)
+    with write_session(engine) as session:
+        fox = session.get_one(Registration, held["fox"].registration_id)
+        set_flags(session, Actor("test"), fox, [fursuits])
+    return Printing(attendee, sponsor, fursuits, held)

@@ -150,6 +150,35 @@ def _throttled(client: TestClient, engine: Engine, fox: str, owl: str) -> httpx.
     return response
 
 
+def _at_the_desk(path: str, *, sale_refused: bool = False) -> PageVisit:
+    """A desk staff member on a desk page, with a paid, checked-in registration (owl's) to
+    show: its badge (`{id}`), the batch of badges, the statistics; or the sale form sent
+    without a product."""
+
+    def visit(client: TestClient, engine: Engine, fox: str, owl: str) -> httpx.Response:
+        with write_session(engine) as session:
+            event = current_event_for_writing(session)
+            product = Product(event_id=event.id, name=f"desk-{owl}", price=6500)
+            session.add(product)
+            session.flush()
+            owl_id = find_by_login(session, owl).id  # type: ignore[union-attr]
+            placed = place_order(
+                session, Actor("test"), user_id=owl_id, product_id=product.id, currency="USD"
+            )
+            mark_paid(
+                session, Actor("test"), placed.order, method=PaymentMethod.DESK, reference=None
+            )
+            placed.registration.checked_in_at = placed.order.paid_at
+        desk_staff, _ = new_user(engine, permissions=["registration:desk"])
+        log_in(client, desk_staff)
+        if sale_refused:
+            fields = next(f for f in forms(client.get(path).text) if f.method == "post").fields
+            return client.post(path, data={**fields, "person": "new"})
+        return client.get(path.replace("{id}", str(placed.registration.id)))
+
+    return visit
+
+
 PAGE_STATES: dict[str, tuple[PageVisit, int]] = {
     "login": (_anonymous("/login"), 200),
     "login-failed": (lambda c, e, fox, owl: log_in(c, fox, "wrong"), 200),
@@ -169,6 +198,10 @@ PAGE_STATES: dict[str, tuple[PageVisit, int]] = {
     "password-reset-refused": (_reset_refused, 400),
     "password-link-dead": (_anonymous("/password/reset/no-such-link"), 410),
     "account-password-refused": (_change_refused, 400),
+    "desk-badge": (_at_the_desk("/desk/registrations/{id}/badge"), 200),
+    "desk-badges": (_at_the_desk("/desk/badges?printed=any"), 200),
+    "desk-stats": (_at_the_desk("/desk/stats"), 200),
+    "desk-sale-refused": (_at_the_desk("/desk/sale", sale_refused=True), 400),
 }
 
 

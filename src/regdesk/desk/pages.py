@@ -1,5 +1,6 @@
 """The registration desk (registrations.md, Pages): one search box, a person's card with their
-status in large type, "Check in", and "Take payment" for an unpaid order.
+status in large type, "Check in", "Take payment" for an unpaid order, and "Print badge" once
+paid (desk/badge_pages.py). A search that finds nobody offers a sale (desk/sale_pages.py).
 
 A USB scanner types a ticket code and presses Enter: that submits the search form (GET), and a
 code or an order id opens that person's card at once. After every action the search box has the
@@ -26,15 +27,14 @@ from regdesk.desk.check_in import (
     check_in,
     earlier_check_in,
 )
+from regdesk.desk.frame import desk_page
 from regdesk.desk.search import TYPED_MAX, find
 from regdesk.errors import Invalid
 from regdesk.fields import max_length
 from regdesk.registrations.lists import RegistrationDetail, registration_detail
 from regdesk.registrations.models import Order, PaymentMethod
-from regdesk.registrations.money import format_amount
 from regdesk.registrations.ordering import mark_paid
 from regdesk.registrations.ticket_codes import TicketKeys
-from regdesk.web.pages import render
 from regdesk.web.visitor import PageDb, PageRefused
 
 router = APIRouter(prefix="/desk", include_in_schema=False)
@@ -43,6 +43,9 @@ REFERENCE_MAX = max_length(table_of(Order).c.payment_reference)
 NOTICES = {
     "checked-in": "Checked in.",
     "paid": "The payment was taken: the order is paid.",
+    "sold": "Sold: the order is paid at the desk.",
+    "sold-checked-in": "Sold, paid at the desk, and checked in.",
+    "printed": "The badge is marked printed.",
 }
 
 
@@ -64,19 +67,15 @@ PAGE_DEFAULTS: dict[str, Any] = {
 def _desk_page(
     request: Request, staffer: DeskStaffer, *, status_code: int = 200, **context: Any
 ) -> HTMLResponse:
-    context = {**PAGE_DEFAULTS, **context}
-    return render(
+    return desk_page(
         request,
+        staffer,
         "desk/desk.html",
-        {
-            "visitor": staffer.visitor,
-            "staffer": staffer,
-            "typed_max": TYPED_MAX,
-            "reference_max": REFERENCE_MAX,
-            "money": format_amount,
-            **context,
-        },
+        "search",
         status_code=status_code,
+        typed_max=TYPED_MAX,
+        reference_max=REFERENCE_MAX,
+        **{**PAGE_DEFAULTS, **context},
     )
 
 

@@ -139,6 +139,9 @@ class Registration(Base):
     ticket_code: Mapped[str] = mapped_column(String(64), unique=True)
     checked_in_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime())
     checked_in_by: Mapped[int | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"))
+    # When its badge was last printed (the desk's "Mark printed", or a batch); who did it is
+    # in the audit log (regdesk.desk.badges).
+    badge_printed_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime())
     # When its order was cancelled or refunded: no longer live, its place freed.
     ended_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime())
     created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime(), default=utcnow)
