@@ -62,12 +62,16 @@ coverage: install
 ## seed each run unless REGDESK_FUZZ_SEED is set; inputs tried go to build/fuzz.json. And the
 ## whole cross products of attacks where `make test` sends a covering sample
 ## (REGDESK_HOSTILE_INPUT=full): every hostile payload in every field
-## (tests/security/test_input.py), every forged token to every form (tests/security/test_csrf.py)
+## (tests/security/test_input.py), every forged token to every form (tests/security/test_csrf.py).
+## And two servers delivering 10,000 webhook events where `make test` has them deliver 1,000
+## (tests/webhooks/test_two_processes.py, REGDESK_TEST_WEBHOOK_EVENTS)
 fuzz: install
 	REGDESK_FUZZ_EXAMPLES=$${REGDESK_FUZZ_EXAMPLES:-500} \
 	REGDESK_FUZZ_SEED=$${REGDESK_FUZZ_SEED:-$$(date +%s)} \
 	REGDESK_HOSTILE_INPUT=full \
-	$(BIN)/pytest tests/fuzz tests/security/test_input.py tests/security/test_csrf.py
+	REGDESK_TEST_WEBHOOK_EVENTS=$${REGDESK_TEST_WEBHOOK_EVENTS:-10000} \
+	$(BIN)/pytest tests/fuzz tests/security/test_input.py tests/security/test_csrf.py \
+		tests/webhooks/test_two_processes.py
 
 lint: install
 	$(BIN)/ruff check src tests bench

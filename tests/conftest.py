@@ -82,6 +82,7 @@ RUN_FIRST = (
     "tests/registrations/test_capacity_race.py",
     "tests/test_multiprocess.py",
     "tests/oauth/test_refresh_concurrency.py",
+    "tests/webhooks/test_two_processes.py",
 )
 
 
@@ -176,6 +177,7 @@ PAGES = (
     "tests/security/test_headers.py",
     "tests/security/test_open_redirect.py",
     "tests/security/test_sessions.py",
+    "tests/webhooks/test_admin_home.py",
 )
 
 # The databases a test taking `database_url` runs on (a fixture of its own may take these too).

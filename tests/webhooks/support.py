@@ -8,6 +8,7 @@ import base64
 import datetime as dt
 import hashlib
 import json
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -24,6 +25,8 @@ from regdesk.audit.service import Actor
 from regdesk.db import read_session, write_session
 from regdesk.oauth.applications import create_application
 from regdesk.outbox.models import OutboxMessage
+from regdesk.outbox.service import deliver
+from regdesk.webhooks.delivery import Sender
 from regdesk.webhooks.endpoints import add_endpoint
 from regdesk.webhooks.models import WebhookDelivery
 
@@ -50,11 +53,16 @@ class Received:
 @dataclass
 class Receiver:
     """An HTTP server on 127.0.0.1 in a thread: records every POST and answers `answers` in
-    turn (then 200)."""
+    turn (then 200). `hold()` keeps each request that comes next open, unanswered, until
+    `release()` (a receiver slow to answer, or one whose sender dies meanwhile)."""
 
     answers: list[int] = field(default_factory=list)
     received: list[Received] = field(default_factory=list)
     server: ThreadingHTTPServer | None = None
+    answering: threading.Event = field(default_factory=threading.Event)
+
+    def __post_init__(self) -> None:
+        self.answering.set()
 
     @property
     def url(self) -> str:
@@ -71,6 +79,7 @@ class Receiver:
                 receiver.received.append(
                     Received({k.lower(): v for k, v in self.headers.items()}, body, self.path)
                 )
+                receiver.answering.wait()
                 status = receiver.answers.pop(0) if receiver.answers else 200
                 self.send_response(status)
                 self.send_header("Content-Type", "text/plain")
@@ -80,10 +89,17 @@ class Receiver:
             def log_message(self, *args: Any) -> None:
                 pass
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
+        self.server = QuietServer(("127.0.0.1", port), Handler)
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
+    def hold(self) -> None:
+        self.answering.clear()
+
+    def release(self) -> None:
+        self.answering.set()
+
     def stop(self) -> None:
+        self.release()
         if self.server is not None:
             self.server.shutdown()
             self.server.server_close()
@@ -94,6 +110,17 @@ class Receiver:
             time.sleep(0.02)
         assert len(self.received) >= count, f"{len(self.received)} of {count} arrived"
         return self.received
+
+
+class QuietServer(ThreadingHTTPServer):
+    """A receiver's server: an answer its sender no longer waits for (killed meanwhile) is
+    dropped without a traceback, and closing does not wait for a request held open."""
+
+    block_on_close = False
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
 
 
 @pytest.fixture
@@ -154,6 +181,16 @@ def deliveries(engine: Engine) -> list[WebhookDelivery]:
         return list(session.scalars(select(WebhookDelivery).order_by(WebhookDelivery.id)))
 
 
+def logged(engine: Engine, count: int, seconds: float = 15.0) -> list[WebhookDelivery]:
+    """The delivery log once it holds `count` attempts: a sender logs an attempt after the
+    receiver's answer, so a request that arrived may not be logged yet."""
+    deadline = time.monotonic() + seconds
+    while len(found := deliveries(engine)) < count and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert len(found) >= count, f"{len(found)} of {count} attempts logged"
+    return found
+
+
 class Clock:
     """utcnow() as the outbox and the webhooks read it, moved by the test (no sleeping)."""
 
@@ -180,3 +217,24 @@ def stopped(receiver: Receiver) -> Iterator[None]:
     receiver.stop()
     yield
     receiver.start(port)
+
+
+def fail_for_three_days(engine: Engine, receiver: Receiver, clock: Clock) -> None:
+    """The receiver answers 503 to every attempt of the outbox's one webhook message until it is
+    given up (events.md: retried for at least 3 days, the clock moved to each retry): its
+    endpoint is then disabled, unless a delivery to it succeeded meanwhile."""
+    receiver.answers = [503] * 100
+    sender = Sender(engine, issuer=ISSUER, allow_private=True)
+    try:
+        for _ in range(30):
+            if deliver(engine, sender.channel()).failed:
+                return
+            with read_session(engine) as session:
+                due = session.scalars(
+                    select(OutboxMessage.due_at).where(OutboxMessage.status == "pending")
+                ).one()
+            clock.advance(due - clock.now)
+        raise AssertionError("the message was still retried after 30 attempts")
+    finally:
+        sender.close()
+        receiver.answers = []

@@ -12,7 +12,7 @@ from fastapi.testclient import TestClient
 from sqlalchemy import Engine, select
 from tests.admin.support import People, seed_people
 from tests.conftest import PUBLIC_URL
-from tests.webhooks.support import Receiver, application
+from tests.webhooks.support import Receiver, application, logged
 
 from regdesk.app import create_app
 from regdesk.config import load_settings
@@ -58,6 +58,7 @@ def test_an_administrator_adds_tests_redelivers_disables_and_removes(
     assert admin.post(f"{here}/ping").status_code == 303
     [ping] = receiver.wait_for(1)
     assert ping.event == "ping"
+    logged(engine, 1)
     shown = admin.get(here).text
     assert "HTTP 200" in shown
     assert "answer 200" in shown

@@ -23,14 +23,22 @@ from regdesk.admin import (
 )
 from regdesk.admin.access import StaffDep
 from regdesk.web.pages import render
+from regdesk.web.visitor import PageDb
+from regdesk.webhooks.endpoints import disabled_by_failure
 
 router = APIRouter(prefix="/admin", include_in_schema=False)
 
 
 @router.get("")
-def home(request: Request, staffer: StaffDep) -> HTMLResponse:
-    """Where an organizer starts: what they may manage, in the admin area's navigation."""
-    return render(request, "admin/home.html", {"visitor": staffer.visitor, "staffer": staffer})
+def home(request: Request, staffer: StaffDep, db: PageDb) -> HTMLResponse:
+    """Where an organizer starts: what they may manage, in the admin area's navigation; and,
+    for an administrator, the webhook endpoints regdesk disabled for failing (events.md)."""
+    failing = disabled_by_failure(db) if staffer.is_admin else []
+    return render(
+        request,
+        "admin/home.html",
+        {"visitor": staffer.visitor, "staffer": staffer, "failing_endpoints": failing},
+    )
 
 
 router.include_router(applications.router)

@@ -22,7 +22,8 @@ import httpx
 from sqlalchemy import Engine, insert, select
 from sqlalchemy.orm import Session
 
-from regdesk.db import read_session, utcnow, write_session
+from regdesk.db import utcnow, write_session
+from regdesk.keys import PrivateKey
 from regdesk.outbox.service import Channel, Claimed, GiveUp
 from regdesk.webhooks.capture import CHANNEL
 from regdesk.webhooks.endpoints import disable_failing
@@ -83,34 +84,42 @@ class Sender:
 
     def send(self, message: Claimed) -> None:
         payload = message.payload
-        with read_session(self.engine) as session:
-            endpoint = session.get(WebhookEndpoint, payload["endpoint"])
-        if endpoint is None:
-            raise GiveUp("the endpoint was removed")
-        if not endpoint.enabled:
-            raise GiveUp("the endpoint is disabled")
+        # The endpoint as it is now, and the key in use, on one connection.
+        with self.engine.connect() as connection:
+            endpoint = connection.execute(
+                select(WebhookEndpoint.url, WebhookEndpoint.enabled).where(
+                    WebhookEndpoint.id == payload["endpoint"]
+                )
+            ).first()
+            if endpoint is None:
+                raise GiveUp("the endpoint was removed")
+            if not endpoint.enabled:
+                raise GiveUp("the endpoint is disabled")
+            key = self.signer.key(connection)
         jti = uuid.uuid4().hex
         started = time.monotonic()
         status: int | None = None
         answer = b""
         error: str | None = None
         try:
-            status, answer = self._post(endpoint.url, payload, jti)
+            status, answer = self._post(endpoint.url, key, payload, jti)
         except (TargetRefused, httpx.HTTPError, OSError) as failed:
             error = _described(failed)
         elapsed = time.monotonic() - started
-        self._log(message, endpoint.id, jti, status, error, elapsed, answer)
+        self._log(message, payload["endpoint"], jti, status, error, elapsed, answer)
         if error is not None:
             raise Failed(error)
         if status is None or not 200 <= status < 300:
             raise Failed(f"HTTP {status}")
 
-    def _post(self, url: str, payload: dict[str, Any], jti: str) -> tuple[int, bytes]:
+    def _post(
+        self, url: str, key: PrivateKey, payload: dict[str, Any], jti: str
+    ) -> tuple[int, bytes]:
         target = resolve(url, allow_private=self.allow_private)
         body = payload["body"].encode()
         now = int(time.time())
         signature = token(
-            self.signer.key(),
+            key,
             issuer=self.issuer,
             audience=url,
             data=_data_member(body),

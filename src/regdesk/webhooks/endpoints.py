@@ -1,5 +1,6 @@
 """An application's webhook endpoints (events.md, Subscriptions; Admin area and CLI): add,
-list, enable or disable, remove, send a test event, redeliver an event. The admin pages and
+list, enable or disable, remove, send a test event, redeliver an event; and those regdesk
+disabled itself, failing for 3 days, which the admin area's home names. The admin pages and
 `regdesk webhooks` both call these; each change records its audit event."""
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from regdesk.audit.service import Actor, record_event
 from regdesk.db import utcnow
 from regdesk.errors import Invalid
 from regdesk.oauth.applications import get_application
+from regdesk.oauth.models import Application
 from regdesk.outbox.models import OutboxMessage, OutboxStatus
 from regdesk.outbox.service import enqueue
 from regdesk.webhooks.capture import CHANNEL, message
@@ -110,9 +112,13 @@ def remove_endpoint(session: Session, actor: Actor, endpoint: WebhookEndpoint) -
     )
 
 
+FAILING = "every delivery failed for 3 days"  # how a disabled endpoint's reason begins
+SERVICE = Actor("regdesk")  # the audit log's actor when regdesk disables an endpoint itself
+
+
 def disable_failing(session: Session, endpoint_id: int, since: dt.datetime, error: str) -> bool:
     """The endpoint disabled, unless a delivery to it succeeded since `since` (events.md: an
-    endpoint failing for 3 days is disabled); True when it was."""
+    endpoint failing for 3 days is disabled, and the admin area says so); True when it was."""
     succeeded = session.scalar(
         select(WebhookDelivery.id)
         .where(
@@ -125,16 +131,59 @@ def disable_failing(session: Session, endpoint_id: int, since: dt.datetime, erro
     if succeeded is not None:
         return False
     now = utcnow()
-    disabled = session.execute(
+    application_id = session.scalar(
         update(WebhookEndpoint)
         .where(WebhookEndpoint.id == endpoint_id, WebhookEndpoint.enabled)
         .values(
             enabled=False,
             disabled_at=now,
-            disabled_reason=f"every delivery failed for 3 days; the last: {error}"[:2000],
+            disabled_reason=f"{FAILING}; the last: {error}"[:2000],
         )
+        .returning(WebhookEndpoint.application_id)
     )
-    return bool(disabled.rowcount)  # type: ignore[attr-defined]
+    if application_id is None:
+        return False
+    record_event(
+        session,
+        SERVICE,
+        "webhook.endpoint_disabled",
+        target_type="application",
+        target_id=application_id,
+        details={"endpoint": endpoint_id, "reason": FAILING},
+    )
+    return True
+
+
+@dataclass(frozen=True)
+class Failing:
+    """An endpoint regdesk disabled because every delivery to it failed, with its application."""
+
+    application_id: int
+    application_name: str
+    endpoint_id: int
+    url: str
+    disabled_at: dt.datetime | None
+
+
+def disabled_by_failure(session: Session) -> list[Failing]:
+    """The endpoints disabled for failing (not by hand), most recent first: the admin area's
+    home names them until each is enabled again or removed."""
+    rows = session.execute(
+        select(
+            Application.id,
+            Application.name,
+            WebhookEndpoint.id,
+            WebhookEndpoint.url,
+            WebhookEndpoint.disabled_at,
+        )
+        .join(Application, Application.id == WebhookEndpoint.application_id)
+        .where(
+            WebhookEndpoint.enabled.is_(False),
+            WebhookEndpoint.disabled_reason.startswith(FAILING, autoescape=True),
+        )
+        .order_by(WebhookEndpoint.disabled_at.desc(), WebhookEndpoint.id.desc())
+    )
+    return [Failing(*row) for row in rows]
 
 
 # --- test events and redeliveries -----------------------------------------------------------

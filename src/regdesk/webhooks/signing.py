@@ -17,7 +17,7 @@ import threading
 
 from joserfc import jwt
 from joserfc.jwk import RSAKey
-from sqlalchemy import Engine, or_, select
+from sqlalchemy import Connection, Engine, or_, select
 from sqlalchemy.orm import Session
 
 from regdesk.db import write_session
@@ -59,13 +59,16 @@ class Signer:
         self._lock = threading.Lock()
         self._key: PrivateKey | None = None
 
-    def key(self) -> PrivateKey:
-        with self.engine.connect() as connection:
-            in_use = connection.scalar(
-                select(SigningKey.kid).where(
-                    SigningKey.purpose == PURPOSE, SigningKey.retired_at.is_(None)
-                )
+    def key(self, connection: Connection | None = None) -> PrivateKey:
+        """The key in use, asked on `connection` (the caller's, when it has one open)."""
+        if connection is None:
+            with self.engine.connect() as own:
+                return self.key(own)
+        in_use = connection.scalar(
+            select(SigningKey.kid).where(
+                SigningKey.purpose == PURPOSE, SigningKey.retired_at.is_(None)
             )
+        )
         with self._lock:
             if self._key is None or self._key.kid != in_use:
                 with write_session(self.engine) as session:
