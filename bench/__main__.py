@@ -8,7 +8,7 @@ import os
 import platform
 from pathlib import Path
 
-from bench import http, report
+from bench import desk, http, report, webhooks
 
 
 def main() -> None:
@@ -17,6 +17,8 @@ def main() -> None:
         "machine": f"{platform.machine()}, {os.cpu_count()} cores, "
         f"Python {platform.python_version()}",
         "http": http.run(),
+        "desk": desk.run(),
+        "webhooks": webhooks.run(),
     }
     out = Path("build/bench.json")
     out.parent.mkdir(exist_ok=True)

@@ -201,7 +201,6 @@ def bench_database(database_url: str, label: str) -> dict[str, object]:
         **os.environ,
         "REGDESK_DATABASE_URL": database_url,
         "REGDESK_RATE_LIMITS": "off",
-        "REGDESK_ACCESS_LOG": "off",
     }
     subprocess.run([str(REGDESK), "db", "upgrade"], env=env, check=True, capture_output=True)
     subprocess.run(

@@ -101,7 +101,7 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def _wait_healthy(base: str, process: subprocess.Popen[bytes]) -> None:
+def wait_healthy(base: str, process: subprocess.Popen[bytes]) -> None:
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         assert process.poll() is None, "server stopped"
@@ -127,7 +127,7 @@ def serving(
         stderr=output or subprocess.DEVNULL,
     )
     try:
-        _wait_healthy(f"http://127.0.0.1:{port}", server)
+        wait_healthy(f"http://127.0.0.1:{port}", server)
         yield server
     finally:
         server.terminate()

@@ -48,4 +48,47 @@ def markdown(results: dict[str, Any]) -> str:
         )
         + " |"
     )
+    if "desk" in results:
+        lines += ["", *_desk(results["desk"])]
+    if "webhooks" in results:
+        lines += ["", *_webhooks(results["webhooks"])]
     return "\n".join(lines)
+
+
+def _desk(desk: dict[str, Any]) -> list[str]:
+    databases = [name for name in ("sqlite", "postgresql") if name in desk]
+    lines = [
+        f"Desk: {desk['desks']} desks checking in at once, {desk['users']:,} users,"
+        f" {desk['registrations']:,} registered (one ticket in {desk['double_every']} scanned by"
+        " two desks at once).",
+        "",
+        "| database | check-ins/s | p50 / p99 ms | checked in twice |",
+        "|---|---|---|---|",
+    ]
+    for db in databases:
+        row = desk[db]
+        lines.append(
+            f"| {db} | {row['check_ins_per_second']} | {row['p50_ms']} / {row['p99_ms']}"
+            f" | {row['registrations_checked_in_twice']} |"
+        )
+    return lines
+
+
+def _webhooks(webhooks: dict[str, Any]) -> list[str]:
+    databases = [name for name in ("sqlite", "postgresql") if name in webhooks]
+    lines = [
+        f"Webhooks: {webhooks['events']:,} events to a fast local receiver; a user update with"
+        " and without an endpoint subscribed.",
+        "",
+        "| database | processes | events/s | update without / with an endpoint, ms | ratio |",
+        "|---|---|---|---|---|",
+    ]
+    for db in databases:
+        cost = webhooks[db]["write_cost"]
+        for delivery in webhooks[db]["delivery"]:
+            lines.append(
+                f"| {db} | {delivery['processes']} | {delivery['events_per_second']}"
+                f" | {cost['without_endpoint_ms']} / {cost['with_endpoint_ms']}"
+                f" | {cost['ratio']} |"
+            )
+    return lines

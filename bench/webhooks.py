@@ -36,7 +36,7 @@ from typing import Any
 
 from sqlalchemy import Engine, select
 
-from bench.http import REGDESK, _wait_healthy, databases, free_port, scratch_database
+from bench.http import REGDESK, databases, free_port, scratch_database, wait_healthy
 from regdesk import documents
 from regdesk.audit.service import Actor
 from regdesk.db import make_engine, write_session
@@ -201,7 +201,6 @@ def server_env(database_url: str) -> dict[str, str]:
         **os.environ,
         "REGDESK_DATABASE_URL": database_url,
         "REGDESK_RATE_LIMITS": "off",
-        "REGDESK_ACCESS_LOG": "off",
         "REGDESK_WEBHOOKS_ALLOW_PRIVATE": "on",
     }
 
@@ -226,7 +225,7 @@ def servers(
             stack.callback(_stop, server)
             started.append((port, server))
         for port, server in started:
-            _wait_healthy(f"http://127.0.0.1:{port}", server)
+            wait_healthy(f"http://127.0.0.1:{port}", server)
         yield [server for _, server in started]
 
 
