@@ -78,6 +78,7 @@ RUN_FIRST = (
     "tests/faults/",
     "tests/test_soak.py",
     "tests/e2e/",
+    "tests/oidc/test_django_site.py",
     "tests/fuzz/",
     "tests/registrations/test_capacity_race.py",
     "tests/test_multiprocess.py",
