@@ -82,6 +82,43 @@ class UTCDateTime(TypeDecorator[dt.datetime]):
             return None
         return value.replace(tzinfo=dt.UTC) if value.tzinfo is None else value.astimezone(dt.UTC)
 
+    # SQLite: the text SQLite's DATETIME stores, made and read in one step each instead of
+    # two processors and a regular expression (a fifth of a 100,000-user demo's time, and of
+    # each record read): the same text (`2026-07-04 18:30:00.000000`), the same values.
+    def bind_processor(self, dialect: Dialect) -> Callable[[Any], Any] | None:
+        if dialect.name == "sqlite":
+            return _sqlite_text
+        return super().bind_processor(dialect)
+
+    def result_processor(self, dialect: Dialect, coltype: Any) -> Callable[[Any], Any] | None:
+        general = super().result_processor(dialect, coltype)
+        if dialect.name != "sqlite" or general is None:
+            return general
+
+        def read(value: Any) -> dt.datetime | None:
+            if value is None:
+                return None
+            try:
+                parsed = dt.datetime.fromisoformat(value)
+            except (TypeError, ValueError):
+                return general(value)  # written by hand in another spelling: SQLAlchemy's way
+            if parsed.tzinfo is not None:
+                return general(value)
+            return parsed.replace(tzinfo=dt.UTC)
+
+        return read
+
+
+def _sqlite_text(value: dt.datetime | None) -> str | None:
+    """What process_bind_param then SQLite's DATETIME would store: `2026-07-04 18:30:00.000000`."""
+    if value is None:
+        return None
+    if value.tzinfo is not dt.UTC:
+        if value.tzinfo is None:
+            raise ValueError("naive datetime given to a UTCDateTime column")
+        value = value.astimezone(dt.UTC)
+    return value.isoformat(" ", "microseconds")[:26]
+
 
 def utcnow() -> dt.datetime:
     return dt.datetime.now(dt.UTC)

@@ -12,10 +12,13 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from contextlib import closing
+from functools import lru_cache
+from operator import itemgetter
 from typing import Any
 
 from sqlalchemy import JSON, Dialect, Table, insert
 from sqlalchemy.orm import Session
+from sqlalchemy.types import TypeEngine
 
 CHUNK_ROWS = 10_000
 
@@ -44,10 +47,20 @@ def _copy(cursor: Any, dialect: Dialect, table: Table, rows: list[dict[str, Any]
 
 
 def _insert_many(cursor: Any, dialect: Dialect, table: Table, rows: list[dict[str, Any]]) -> None:
-    statement = insert(table).compile(dialect=dialect, column_keys=list(rows[0]))
-    records = _records(dialect, table, rows, list(statement.positiontup or ()))
+    sql, keys = _insert_statement(table, dialect, tuple(rows[0]))
+    records = _records(dialect, table, rows, list(keys))
     for start in range(0, len(records), CHUNK_ROWS):
-        cursor.executemany(str(statement), records[start : start + CHUNK_ROWS])
+        cursor.executemany(sql, records[start : start + CHUNK_ROWS])
+
+
+@lru_cache(maxsize=256)  # bounded: each engine has a dialect of its own
+def _insert_statement(
+    table: Table, dialect: Dialect, keys: tuple[str, ...]
+) -> tuple[str, tuple[str, ...]]:
+    """The INSERT of these columns and the order it takes them in, compiled once (a demo writes
+    the same few hundred times)."""
+    statement = insert(table).compile(dialect=dialect, column_keys=list(keys))
+    return str(statement), tuple(statement.positiontup or ())
 
 
 def _records(
@@ -57,12 +70,15 @@ def _records(
     through its column type's bind processor (naive UTC timestamps, JSON text, ...)."""
     columns = []
     for key in keys:
-        values = [row[key] for row in rows]
-        column_type = table.c[key].type
-        processor: Callable[[Any], Any] | None
-        if dialect.name == "postgresql" and isinstance(column_type, JSON):
-            processor = json.dumps  # COPY reads JSON text; psycopg's Json wrapper is slower
-        else:
-            processor = column_type.dialect_impl(dialect).bind_processor(dialect)
+        values = list(map(itemgetter(key), rows))
+        processor = _processor(dialect, table.c[key].type)
         columns.append(values if processor is None else list(map(processor, values)))
     return list(zip(*columns, strict=True))
+
+
+def _processor(dialect: Dialect, column_type: TypeEngine[Any]) -> Callable[[Any], Any] | None:
+    if dialect.name == "postgresql" and isinstance(column_type, JSON):
+        return json.dumps  # COPY reads JSON text; psycopg's Json wrapper is slower
+    processor: Callable[[Any], Any] | None
+    processor = column_type.dialect_impl(dialect).bind_processor(dialect)
+    return processor

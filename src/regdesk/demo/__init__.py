@@ -9,8 +9,9 @@ shown once, and the registrations' ticket codes.
 
 Fast on purpose (100,000 users well under a minute): the database is empty, so ids are given
 here; rows are built as plain dicts and written by the driver's bulk path (COPY on PostgreSQL,
-executemany on SQLite); and only the three demo logins get a (deliberately slow) argon2
-password hash.
+executemany on SQLite), with what would make each row cost more set aside meanwhile
+(demo.loading); and only the three demo logins get a (deliberately slow) argon2 password hash,
+made beside the rows.
 
 In bounded memory (a million users in a few hundred MB): rows are written as they are made, a
 chunk at a time, all in one transaction, so a failure leaves the database empty. What later
@@ -25,27 +26,24 @@ import datetime as dt
 import random
 import secrets
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Engine, select, text
-from sqlalchemy.exc import DBAPIError
+from sqlalchemy import Engine, select, update
 from sqlalchemy.orm import Session
 
 from regdesk.audit.service import Actor, record_event
-from regdesk.db import is_sqlite, refresh_statistics, sync_sequences, write_session
+from regdesk.db import refresh_statistics, sync_sequences, write_session
 from regdesk.demo import data
 from regdesk.demo.convention import Convention
 from regdesk.demo.generator import ROLES
+from regdesk.demo.loading import bulk_load
 from regdesk.demo.logins import ATTENDEE, DEMO_APPLICATIONS, LOGINS
 from regdesk.demo.registering import PRODUCTS, REGISTERED_SHARE
 from regdesk.demo.writer import CHUNK_ROWS, TABLES, TABLES_WITH_IDS, Writer
 from regdesk.departments.models import Department
-from regdesk.documents import triggers
 from regdesk.events.models import Event
-from regdesk.models import DOCUMENTS
 from regdesk.oauth.applications import create_application
 from regdesk.roles.models import Role
 from regdesk.security import hash_password
@@ -181,27 +179,30 @@ def load_demo(
     if registrations > users:
         raise ValueError(f"cannot make {registrations} registrations out of {users} users")
     started = time.perf_counter()
-    with write_session(engine) as session:
+    with write_session(engine) as session, ThreadPoolExecutor(max_workers=1) as hasher:
         _check_empty(session)
         passwords = {login.user_id: secrets.token_urlsafe(12) for login in LOGINS.values()}
-        hashes = {user_id: hash_password(password) for user_id, password in passwords.items()}
-        out = Writer(session, CHUNK_ROWS)
-        convention = Convention(
-            random.Random(seed),
-            _today(),
-            users,
-            volunteers,
-            out,
-            hashes,
-            registration_count=registrations,
-            currency=currency,
-        )
-        with _documents_queued_at_once(session):
-            convention.build()
-            out.flush()
+        # argon2 lets go of the GIL: the logins' (deliberately slow) hashes, half a second, are
+        # made beside the rows, on another core when there is one.
+        hashes = hasher.map(hash_password, passwords.values())
+        with bulk_load(session, TABLES):
+            with Writer(session, CHUNK_ROWS) as out:  # every row written when the block ends
+                convention = Convention(
+                    random.Random(seed),
+                    _today(),
+                    users,
+                    volunteers,
+                    out,
+                    registration_count=registrations,
+                    currency=currency,
+                )
+                convention.build()
+            for user_id, password_hash in zip(passwords, hashes, strict=True):
+                session.execute(
+                    update(User).where(User.id == user_id).values(password_hash=password_hash)
+                )
         logins = _logins(convention, passwords)
         sync_sequences(session, *TABLES_WITH_IDS)
-        _analyze(session)
         applications = _create_applications(session, actor)
         result = DemoResult(
             logins=logins,
@@ -223,42 +224,6 @@ def load_demo(
     refresh_statistics(engine)
     result.elapsed_seconds = time.perf_counter() - started
     return result
-
-
-@contextmanager
-def _documents_queued_at_once(session: Session) -> Iterator[None]:
-    """The documents' triggers dropped while the demo writes its rows (each would queue its
-    record once per row written: on PostgreSQL a plpgsql call per row, most of the demo's time
-    in COPY; on SQLite a third of its inserts' time), then made again from their declarations
-    and every record queued in one statement per kind, to be rendered before the commit as
-    usual. All in the demo's transaction (both databases change their schema in one): a failure
-    leaves the triggers as they were. Where the tables are not the demo's to alter (another
-    owner, on PostgreSQL), the triggers do it row by row."""
-    connection = session.connection()
-    dialect = connection.dialect.name
-    try:
-        with session.begin_nested():
-            triggers.uninstall(connection.exec_driver_sql, dialect, DOCUMENTS, drop_tables=False)
-    except DBAPIError:
-        yield  # not the tables' owner: row by row
-        return
-    yield
-    triggers.install(connection.exec_driver_sql, dialect, DOCUMENTS, create_tables=False)
-    for document in DOCUMENTS:
-        session.execute(
-            text(
-                "INSERT INTO document_queue (kind, key) "  # noqa: S608 (names are ours)
-                f"SELECT '{document.kind}', id FROM {document.records}"
-            )
-        )
-
-
-def _analyze(session: Session) -> None:
-    """Statistics of the rows just written, for the plans of the record documents rendered
-    before the commit (regdesk.documents): PostgreSQL, planning for empty tables, joins each
-    batch by scanning whole tables."""
-    if not is_sqlite(session):
-        session.execute(text(f"ANALYZE {', '.join(TABLES)}"))
 
 
 def _today() -> dt.date:

@@ -63,7 +63,6 @@ class Generator:
         user_count: int,
         volunteer_count: int,
         out: Writer,
-        password_hashes: dict[int, str],  # user id -> hash, for the demo logins
         *,
         registration_count: int = 0,
         currency: str = "USD",  # the orders' (settings.currency)
@@ -74,7 +73,6 @@ class Generator:
         self.registration_count, self.currency = registration_count, currency
         self.tables = place_tables()
         self.out, self.add = out, out.add
-        self.password_hashes = password_hashes
         self.now = dt.datetime.combine(today, dt.time(), dt.UTC).timestamp()
         self.history_start = self.now - HISTORY_DAYS * 86400
         self.birthdays = Weighted(  # (first, last) ordinal of the birthdays of an age group
@@ -117,10 +115,11 @@ class Generator:
         end = self.now - 60 if end is None else end
         return start + self.random() * max(end - start, 1.0)
 
-    def _updated(self, created: float) -> dt.datetime:
-        """updated_at: as created for many records, some time after it for the others."""
+    def _updated(self, created: float, created_at: dt.datetime | None = None) -> dt.datetime:
+        """updated_at: as created for many records, some time after it for the others
+        (`created_at`: created's timestamp, when the caller has made it already)."""
         if self.random() < 0.45:
-            return timestamp_of(created)
+            return timestamp_of(created) if created_at is None else created_at
         return timestamp_of(self._after(created))
 
     def _add_role(self, user_id: int, role: str, created: float, *, global_: bool = False) -> None:

@@ -67,6 +67,7 @@ class People(Generator):
         if self.random() >= NO_PHONE_SHARE:
             pattern = region.phones[place_index]
             phone = f"{pattern.prefix}{self._below(10**pattern.digits):0{pattern.digits}d}"
+        created_at = timestamp_of(created)
         row = {
             "id": user_id,
             "username": username,
@@ -84,9 +85,8 @@ class People(Generator):
                 if self.random() < 0.05
                 else None
             ),
-            "password_hash": self.password_hashes.get(user_id),
-            "created_at": timestamp_of(created),
-            "updated_at": self._updated(created),
+            "created_at": created_at,
+            "updated_at": self._updated(created, created_at),
         }
         row.update(self._address(country, place_index))
         return row

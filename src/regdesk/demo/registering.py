@@ -10,6 +10,7 @@ logins' passwords, since a code is what gets a badge at the desk.
 
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import dataclass
 
 from regdesk.demo import data
@@ -139,8 +140,13 @@ class Registering(Generator):
                 sold[product] += 1  # a live order holds its place
             self.paid_count += status == OrderStatus.PAID
             number, code = numbers[registration_id - 1], codes[registration_id - 1]
-            changed = self._order(registration_id, number, user_id, product, status, created)
-            self._registration(registration_id, code, user_id, status, created, changed)
+            created_at = timestamp_of(created)  # the order's and its registration's
+            changed_at = self._order(
+                registration_id, number, user_id, product, status, created, created_at
+            )
+            self._registration(
+                registration_id, code, user_id, status, created, created_at, changed_at
+            )
         self.registration_count = len(buyers)
 
     def _products(self, event_id: int, opened: float, early_until: float) -> None:
@@ -199,15 +205,16 @@ class Registering(Generator):
         product: str,
         status: OrderStatus,
         created: float,
-    ) -> float:
+        created_at: dt.datetime,
+    ) -> dt.datetime:
         """Its row; returns when it last changed."""
         paid = status in (OrderStatus.PAID, OrderStatus.REFUNDED)
         method = None
         if paid:
             method = PaymentMethod.COMP if product == "staff" else METHODS.pick(self.rng)
-        paid_at = timestamp_of(self._after(created, min(created + 7 * 86400, self.now - 60)))
+        paid_when = self._after(created, min(created + 7 * 86400, self.now - 60))  # drawn anyway
         ended = status in (OrderStatus.CANCELLED, OrderStatus.REFUNDED)
-        changed = self._after(created) if ended else created
+        changed_at = timestamp_of(self._after(created)) if ended else created_at
         self.add(
             "orders",
             {
@@ -221,12 +228,12 @@ class Registering(Generator):
                 "currency": self.currency,
                 "payment_method": method.value if method else None,
                 "payment_reference": _reference(method, number),
-                "paid_at": paid_at if paid else None,
-                "created_at": timestamp_of(created),
-                "updated_at": timestamp_of(changed),
+                "paid_at": timestamp_of(paid_when) if paid else None,
+                "created_at": created_at,
+                "updated_at": changed_at,
             },
         )
-        return changed
+        return changed_at
 
     def _registration(
         self,
@@ -235,7 +242,8 @@ class Registering(Generator):
         user_id: int,
         status: OrderStatus,
         created: float,
-        changed: float,
+        created_at: dt.datetime,
+        changed_at: dt.datetime,
     ) -> None:
         ended = status in (OrderStatus.CANCELLED, OrderStatus.REFUNDED)
         self.add(
@@ -249,9 +257,9 @@ class Registering(Generator):
                 "ticket_code": code,
                 "checked_in_at": None,  # the event is still ahead
                 "checked_in_by": None,
-                "ended_at": timestamp_of(changed) if ended else None,
-                "created_at": timestamp_of(created),
-                "updated_at": self._updated(created),
+                "ended_at": changed_at if ended else None,
+                "created_at": created_at,
+                "updated_at": self._updated(created, created_at),
             },
         )
         for flag_id, (_name, share) in enumerate(FLAGS, start=1):

@@ -33,7 +33,7 @@ from regdesk.registrations.models import (
 )
 from regdesk.registrations.schemas import render_registration
 from regdesk.users.models import User
-from regdesk.users.records import SHOWN_COLUMNS
+from regdesk.users.records import SHOWN, SHOWN_COLUMNS
 
 Bind = Session | Connection
 BATCH = 2000
@@ -49,7 +49,7 @@ REGISTRATION_WITH_ORDER = (
         Product.id.label("product_id"),
         Product.name.label("product_name"),
         Product.display_name.label("product_display_name"),
-        User.__table__,
+        *SHOWN,
     )
     .join(Order, Order.id == Registration.order_id)
     .join(Product, Product.id == Order.product_id)

@@ -39,6 +39,9 @@ SHOWN_COLUMNS = (
     "address_zipcode",
     "address_country",
 )
+# What a record is rendered from: the columns it shows, not the whole row (parsing timestamps
+# and dates no record shows was half the reading of a demo's 100,000 users).
+SHOWN = (USERS.c.id, *(USERS.c[name] for name in SHOWN_COLUMNS))
 
 
 def user_documents(bind: Bind, ids: Iterable[int]) -> dict[int, str]:
@@ -48,7 +51,7 @@ def user_documents(bind: Bind, ids: Iterable[int]) -> dict[int, str]:
     bind = core_connection(bind)
     for start in range(0, len(wanted), BATCH):
         chunk = wanted[start : start + BATCH]
-        for row in bind.execute(select(USERS).where(among(bind, USERS.c.id, chunk))):
+        for row in bind.execute(select(*SHOWN).where(among(bind, USERS.c.id, chunk))):
             rendered[row.id] = as_json(render_user(row))
     return rendered
 
