@@ -3,14 +3,20 @@
 Rendering is the one Python path that builds a record from its tables (each declaration's
 `render`); a document is that path's output, kept. `refresh` runs in every write transaction
 just before it commits (hooked into `db.write_session` by `install`), so the queue is empty
-again when the change becomes visible. On PostgreSQL, refreshes take turns under a
-transaction-scoped advisory lock and, holding it, read with a fresh snapshot (READ
-COMMITTED): of two writers touching the same record, the later one renders it with both
-changes.
+again when the change becomes visible. On PostgreSQL, refreshes of one record take turns under
+a transaction-scoped advisory lock on that record and, holding it, read with a fresh snapshot
+(READ COMMITTED): of two writers touching the same record, the later one renders it with both
+changes. Writers of different records do not wait for each other (they did, under one lock for
+all, which made every write of a busy desk wait for the commits before it). The record locks
+are taken in one order (kind, then id), so two refreshes never wait for each other in a
+circle; and under a shared hold of one lock for all, which a refresh of many records (a
+department renamed: every volunteer in it) takes alone, exclusively, instead of a lock per
+record (PostgreSQL's lock table is sized for a few dozen per transaction).
 """
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Callable, Iterable
 
 from sqlalchemy import ColumnElement, Table, delete, exists, select, text
@@ -23,6 +29,8 @@ from regdesk.documents.models import DocumentQueue
 
 # Any fixed number, distinct from the migration lock's (migrations/runner.py).
 REFRESH_LOCK_ID = 0x7265_6764_646F_63  # "regddoc"
+# More records than this in one refresh: the lock for all, alone, instead of one per record.
+RECORD_LOCKS_MAX = 64
 BATCH = 2000
 
 _DECLARED: dict[str, Document] = {}
@@ -60,14 +68,14 @@ def refresh(session: Session) -> None:
         select(exists().where(queued), *(condition for _, condition in hooks))
     ).one()
     if any_queued:
-        _take_turn(session)
-        # Taken off the queue in one statement and rendered in the view that follows it: a row
-        # someone else commits meanwhile (SQL outside regdesk) stays queued, never dropped
-        # unrendered.
+        # Taken off the queue in one statement (its keys say which records to lock) and
+        # rendered after the locks, in the view that follows them: a row someone else commits
+        # meanwhile (SQL outside regdesk) stays queued, never dropped unrendered.
         for kind, key in session.execute(
             delete(DocumentQueue).where(queued).returning(DocumentQueue.kind, DocumentQueue.key)
         ):
             keys[kind].add(key)
+        _take_turn(session, keys)
         _render(session, _DECLARED.values(), keys)
     _tell(session, hooks, pending, keys)
 
@@ -79,20 +87,39 @@ def render_all(session: Session, documents: Iterable[Document]) -> None:
     for 100,000 users, a twentieth of its time)."""
     hooks = list(_AFTER.items())
     pending = list(session.execute(select(*(c for _, c in hooks))).one()) if hooks else []
-    _take_turn(session)
     documents = list(documents)
     keys: dict[str, set[int]] = {kind: set() for kind in _DECLARED}
     for document in documents:
         ids = session.scalars(text(f"SELECT id FROM {document.records}")).all()  # noqa: S608
         keys[document.kind] = set(ids)
+    _take_turn(session, keys)
     _render(session, documents, keys)
     _tell(session, hooks, pending, keys)
 
 
-def _take_turn(session: Session) -> None:
-    """PostgreSQL: refreshes take turns (the module's docstring)."""
-    if not is_sqlite(session):
+def _take_turn(session: Session, keys: dict[str, set[int]]) -> None:
+    """PostgreSQL: wait for the refreshes of these records (the module's docstring)."""
+    if is_sqlite(session):
+        return  # one writer at a time already
+    count = sum(map(len, keys.values()))
+    if count > RECORD_LOCKS_MAX:
         session.execute(text("SELECT pg_advisory_xact_lock(:id)"), {"id": REFRESH_LOCK_ID})
+        return
+    session.execute(text("SELECT pg_advisory_xact_lock_shared(:id)"), {"id": REFRESH_LOCK_ID})
+    ordered = sorted((record_lock_class(kind), key) for kind, ids in keys.items() for key in ids)
+    session.execute(
+        text(
+            "SELECT count(pg_advisory_xact_lock(class, key))"  # in the arrays' order
+            " FROM unnest(CAST(:classes AS integer[]), CAST(:keys AS integer[])) AS t(class, key)"
+        ),
+        {"classes": [c for c, _ in ordered], "keys": [k for _, k in ordered]},
+    )
+
+
+def record_lock_class(kind: str) -> int:
+    """The first half of a record's advisory lock: a number of its kind's, the same in every
+    process and release."""
+    return zlib.crc32(f"regdesk document {kind}".encode()) & 0x7FFF_FFFF
 
 
 def _render(session: Session, documents: Iterable[Document], keys: dict[str, set[int]]) -> None:
