@@ -12,6 +12,9 @@ context.configure(
     target_metadata=metadata,
     render_as_batch=connection.dialect.name == "sqlite",  # SQLite cannot ALTER most things
     compare_type=True,
+    # SQLite's DDL is transactional too (regdesk's engine says when transactions begin): one
+    # transaction for the whole upgrade on both databases, so a failed one changes nothing.
+    transactional_ddl=True,
 )
 with context.begin_transaction():
     context.run_migrations()

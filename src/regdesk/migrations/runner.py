@@ -3,6 +3,8 @@ telling, without changing anything, whether a database's schema is the one the c
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -10,7 +12,7 @@ from alembic import command
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
-from sqlalchemy import Engine, text
+from sqlalchemy import Connection, Engine, text
 
 from regdesk import documents
 from regdesk.db import write_session
@@ -39,8 +41,8 @@ def upgrade(engine: Engine, revision: str = "head") -> None:
             connection.commit()
         try:
             config.attributes["connection"] = connection
-            command.upgrade(config, revision)
-            connection.commit()
+            with _sqlite_foreign_keys_checked_at_commit(connection):
+                command.upgrade(config, revision)
         finally:
             if connection.dialect.name == "postgresql":
                 connection.execute(
@@ -59,8 +61,32 @@ def downgrade(engine: Engine, revision: str) -> None:
     config = alembic_config()
     with engine.connect() as connection:
         config.attributes["connection"] = connection
-        command.downgrade(config, revision)
+        with _sqlite_foreign_keys_checked_at_commit(connection):
+            command.downgrade(config, revision)
+
+
+@contextmanager
+def _sqlite_foreign_keys_checked_at_commit(connection: Connection) -> Iterator[None]:
+    """Commit what the block migrated. On SQLite, foreign keys are off meanwhile and checked
+    before the commit: Alembic's batch mode rebuilds a table (copy, drop the old, rename), and
+    the drop's ON DELETE CASCADE would empty every table referring to it (0005 so deleted
+    every OAuth grant, token and code of a database made before it)."""
+    if connection.dialect.name != "sqlite":
+        yield
         connection.commit()
+        return
+    driver = connection.connection.driver_connection
+    assert driver is not None, "the connection is open"
+    driver.execute("PRAGMA foreign_keys = OFF")  # before the transaction: SQLite ignores it in one
+    try:
+        yield
+        broken = connection.exec_driver_sql("PRAGMA foreign_key_check").fetchall()
+        if broken:
+            raise RuntimeError(f"the migration left rows referring to missing rows: {broken[:5]}")
+        connection.commit()
+    finally:
+        connection.rollback()  # what did not commit, so that the next pragma takes effect
+        driver.execute("PRAGMA foreign_keys = ON")
 
 
 def new_revision(engine: Engine, message: str) -> None:
