@@ -15,7 +15,7 @@ unexport PYTHONDONTWRITEBYTECODE
 RUNTIME_STAMP := $(VENV)/.runtime-stamp
 DEV_STAMP := $(VENV)/.dev-stamp
 
-.PHONY: install install-runtime lock upgrade run test coverage fuzz lint format bench soak clean
+.PHONY: install install-runtime lock upgrade run test coverage fuzz lint format docs bench soak clean
 
 $(UV):
 	$(PYTHON) -m venv $(TOOLS)
@@ -74,13 +74,19 @@ fuzz: install
 		tests/webhooks/test_two_processes.py
 
 lint: install
-	$(BIN)/ruff check src tests bench
-	$(BIN)/ruff format --check src tests bench
+	$(BIN)/ruff check src tests bench docs/hooks
+	$(BIN)/ruff format --check src tests bench docs/hooks
 	$(BIN)/mypy
 
 format: install
-	$(BIN)/ruff format src tests bench
-	$(BIN)/ruff check --fix src tests bench
+	$(BIN)/ruff format src tests bench docs/hooks
+	$(BIN)/ruff check --fix src tests bench docs/hooks
+
+## The manual (docs/, mkdocs.yml): built strictly into build/site, then served on
+## http://127.0.0.1:8001 as pages change. `make test` builds it too (tests/docs).
+docs: install
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs serve --strict --dev-addr 127.0.0.1:8001
 
 ## Benchmarks: report only, never fail; results in build/bench.json (wrk from Debian's packages)
 bench: install

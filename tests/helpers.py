@@ -7,12 +7,14 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO
 
 import httpx
+import pytest
+import redis
 from sqlalchemy import Engine, MetaData, func, select
 from sqlalchemy.engine import make_url
 
@@ -92,9 +94,12 @@ def live_server_process(
     *,
     stdout: IO[bytes] | None = None,
     port: int | None = None,
+    arguments: Sequence[str] = (),
+    stderr: IO[bytes] | None = None,
 ) -> Iterator[tuple[str, int]]:
-    """`live_server`, and the server's process id (to watch its memory in /proc)."""
-    process, base = _spawn(database_url, settings, stdout, port or free_port())
+    """`live_server`, and the server's process id (to watch its memory in /proc); `arguments`:
+    more for `regdesk serve` (`--workers 2`); `stderr`: where its own log goes."""
+    process, base = _spawn(database_url, settings, stdout, port or free_port(), arguments, stderr)
     try:
         _wait_until_healthy(process, base)
         yield base, process.pid
@@ -103,17 +108,22 @@ def live_server_process(
 
 
 def _spawn(
-    database_url: str, settings: Mapping[str, str] | None, stdout: IO[bytes] | None, port: int
+    database_url: str,
+    settings: Mapping[str, str] | None,
+    stdout: IO[bytes] | None,
+    port: int,
+    arguments: Sequence[str] = (),
+    stderr: IO[bytes] | None = None,
 ) -> tuple[subprocess.Popen[bytes], str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("REGDESK_")}
     env.update(settings or {})
     env["REGDESK_DATABASE_URL"] = database_url
     regdesk = Path(sys.executable).with_name("regdesk")
     process = subprocess.Popen(
-        [str(regdesk), "serve", "--host", "127.0.0.1", "--port", str(port)],
+        [str(regdesk), "serve", "--host", "127.0.0.1", "--port", str(port), *arguments],
         env=env,
         stdout=subprocess.DEVNULL if stdout is None else stdout,
-        stderr=subprocess.PIPE,
+        stderr=subprocess.PIPE if stderr is None else stderr,
     )
     return process, f"http://127.0.0.1:{port}"
 
@@ -134,3 +144,20 @@ def _wait_until_healthy(process: subprocess.Popen[bytes], base: str) -> None:
 def _stop(process: subprocess.Popen[bytes]) -> None:
     process.terminate()
     process.wait(timeout=10)
+
+
+REDIS_ENV = "REGDESK_TEST_REDIS_URL"
+
+
+def shared_redis_url() -> str:
+    """The Redis that rate-limit counters and several workers share in tests (.ci/run starts
+    one); the test is skipped, saying so, on a machine without one."""
+    url = os.environ.get(REDIS_ENV, "redis://127.0.0.1:6379/15")
+    probe = redis.Redis.from_url(url, socket_connect_timeout=1)
+    try:
+        probe.ping()
+    except redis.RedisError as error:
+        pytest.skip(f"no Redis at {url} ({error}): start one (.ci/run does) or set {REDIS_ENV}")
+    finally:
+        probe.close()
+    return url

@@ -37,6 +37,7 @@ LAYERS: list[set[str]] = [
         "documents",
         "outbox",
         "mail",
+        "observability",
     },
     {"audit", "oauth", "events", "roles"},  # tokens and scopes; the event; roles
     {"users"},
@@ -47,6 +48,7 @@ LAYERS: list[set[str]] = [
     {"oidc"},  # OpenID Connect on the OAuth server: ID tokens, claims, userinfo, logout
     {"webhooks"},  # events of the records, written with their change, delivered signed
     {"models", "migrations", "transfer", "demo"},  # every table at once; import and export
+    {"backups"},  # the whole database into a file and back (its schema revision read)
     {"admin", "desk"},  # the organizers' pages; the registration desk and its ticket API
     {"app", "cli", "__main__"},
 ]

@@ -5,7 +5,6 @@ when Redis is out of reach, no limit at all rather than no service."""
 from __future__ import annotations
 
 import logging
-import os
 import secrets
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
@@ -29,13 +28,12 @@ from regdesk.migrations.runner import upgrade
 from regdesk.oauth.applications import create_application
 from regdesk.ratelimit import KEY_PREFIX, RateLimits, instance_namespace
 from tests.conftest import Apps, bearer
-from tests.helpers import live_servers
+from tests.helpers import live_servers, shared_redis_url
 from tests.web.support import PASSWORD, log_in, make_user, session_cookie
 
 TOKEN = "/api/oauth/token"
 ROLES = "/api/v0/roles"  # a light API route (user:read)
 HEADERS = ("RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset")
-REDIS_ENV = "REGDESK_TEST_REDIS_URL"
 
 Serve = Callable[..., TestClient]
 
@@ -64,15 +62,7 @@ def serve(sqlite_url: str, engine: Engine) -> Iterator[Serve]:
 
 @pytest.fixture
 def redis_url() -> str:
-    url = os.environ.get(REDIS_ENV, "redis://127.0.0.1:6379/15")
-    probe = redis.Redis.from_url(url, socket_connect_timeout=1)
-    try:
-        probe.ping()
-    except redis.RedisError as error:
-        pytest.skip(f"no Redis at {url} ({error}): start one (.ci/run does) or set {REDIS_ENV}")
-    finally:
-        probe.close()
-    return url
+    return shared_redis_url()
 
 
 def forget_counters(url: str, secret_key: str) -> int:

@@ -10,7 +10,7 @@ from typing import Any
 
 from fastapi import APIRouter, FastAPI, Request
 from fastapi.openapi.utils import get_openapi
-from fastapi.responses import HTMLResponse, JSONResponse
+from fastapi.responses import FileResponse, HTMLResponse, JSONResponse
 from fastapi_offline import FastAPIOffline
 from sqlalchemy import Engine, text
 from starlette.routing import BaseRoute
@@ -31,10 +31,16 @@ from regdesk.departments.routes import router as departments_router
 from regdesk.desk import tickets as ticket_api
 from regdesk.desk.routes import router as desk_router
 from regdesk.errors import install_error_handlers
+from regdesk.mail.service import CHANNEL as MAIL_CHANNEL
 from regdesk.mail.service import mail_channel
+from regdesk.migrations.readiness import unready
 from regdesk.models import DOCUMENTS
 from regdesk.oauth.quick_grant import NEW_TOKEN, QuickTokens
 from regdesk.oauth.routes import router as oauth_router
+from regdesk.observability import routes as metrics_routes
+from regdesk.observability.backlog import OutboxBacklog
+from regdesk.observability.database_errors import count_database_errors
+from regdesk.observability.observed import observe_every_request
 from regdesk.outbox.runner import Runner
 from regdesk.pagination import Cursors
 from regdesk.ratelimit import RateLimitHeaders, RateLimits
@@ -47,10 +53,11 @@ from regdesk.users.routes import router as users_router
 from regdesk.volunteers.routes import router as volunteers_router
 from regdesk.web import consent, registering, volunteering
 from regdesk.web.headers import SecurityHeaders
-from regdesk.web.pages import STATIC_PATH, static_files
+from regdesk.web.pages import STATIC_DIRECTORY, STATIC_PATH, static_files
 from regdesk.web.visitor import PageRefused, refused_page
 from regdesk.webhooks import capture as webhook_events
 from regdesk.webhooks import routes as webhook_routes
+from regdesk.webhooks.capture import CHANNEL as WEBHOOK_CHANNEL
 from regdesk.webhooks.delivery import Sender
 
 TITLE = "regdesk"
@@ -84,7 +91,10 @@ ROUTERS = (
     admin_router,
     desk_router,
     webhook_routes.router,
+    metrics_routes.router,
 )
+# The outbox's channels whose backlog /metrics shows.
+OUTBOX_CHANNELS = (MAIL_CHANNEL, WEBHOOK_CHANNEL)
 
 
 @cache
@@ -142,10 +152,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.grant_extensions = oidc.grant_extensions()  # the ID token (oauth/server.py)
     app.state.ticket_keys = TicketKeys()  # ticket codes' public keys, read at most once a minute
     app.state.rate_limits = RateLimits.from_settings(settings)
+    app.state.outbox_backlog = OutboxBacklog(engine, OUTBOX_CHANNELS)  # read by /metrics
     if app.state.rate_limits is not None:
         app.add_middleware(RateLimitHeaders)
     install_error_handlers(app)
     app.add_exception_handler(PageRefused, refused_page)
+    count_database_errors(app)  # after the last handler: each that renders one counts it
     app.openapi = _openapi  # type: ignore[method-assign]
     app.router.routes.extend(_routes())
     app.mount(STATIC_PATH, static_files(), name="static")
@@ -156,6 +168,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_middleware(TransportPolicy, allowed_hosts=settings.allowed_hosts)
     if proxies := proxy_list(settings.trusted_proxies):
         app.add_middleware(ProxyHeadersMiddleware, trusted_hosts=proxies)
+    observe_every_request(app)  # outside all of the above, the server-error handler included
 
     @app.get("/healthz", include_in_schema=False)
     def healthz(request: Request) -> JSONResponse:
@@ -166,6 +179,21 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         except Exception:  # any database failure means "not ready"
             return JSONResponse({"status": "unavailable"}, status_code=503)
         return JSONResponse({"status": "ok"})
+
+    @app.get("/readyz", include_in_schema=False)
+    def readyz(request: Request) -> JSONResponse:
+        """200 while the database answers and its schema is this code's; 503 with the reason
+        otherwise (migrations/readiness.py)."""
+        reason = unready(request.app.state.engine)
+        if reason is not None:
+            return JSONResponse({"status": "unavailable", "reason": reason}, status_code=503)
+        return JSONResponse({"status": "ok"})
+
+    @app.get("/favicon.ico", include_in_schema=False)
+    def favicon() -> FileResponse:
+        # Browsers ask for it whatever the page links (base.html links the SVG): no 404 each page.
+        icon = STATIC_DIRECTORY / "favicon.ico"
+        return FileResponse(icon, headers={"Cache-Control": "public, max-age=86400"})
 
     @app.get("/", include_in_schema=False, response_class=HTMLResponse)
     def home() -> str:

@@ -47,6 +47,21 @@ class Settings(BaseSettings):
         description="'off' leaves request logging to the proxy in front (a line per request "
         "costs the server about a tenth of its throughput).",
     )
+    log_format: Literal["text", "json"] = Field(
+        default="text",
+        description="'json': every log line, the access log's included, is one JSON object "
+        "carrying the request's id (X-Request-ID); 'text': plain lines.",
+    )
+    metrics_address: str | None = Field(
+        default=None,
+        description="host:port where `regdesk serve` answers Prometheus's scrapes of /metrics "
+        "(e.g. 127.0.0.1:9100), without a token: a private address. Unset: no such listener.",
+    )
+    metrics_token: str | None = Field(
+        default=None,
+        description="A bearer token (at least 32 characters) that opens /metrics on the main "
+        "port. Unset: /metrics there answers 404.",
+    )
     keep_alive_seconds: int = Field(
         default=5,
         ge=1,
@@ -192,6 +207,20 @@ class Settings(BaseSettings):
             raise ValueError("REGDESK_SECRET_KEY must be at least 32 characters long")
         return value
 
+    @field_validator("metrics_address")
+    @classmethod
+    def _metrics_address_is_host_and_port(cls, value: str | None) -> str | None:
+        if value:
+            listen_address(value)  # ValueError says what is wrong
+        return value or None
+
+    @field_validator("metrics_token")
+    @classmethod
+    def _metrics_token_is_strong(cls, value: str | None) -> str | None:
+        if value and len(value) < 32:
+            raise ValueError("REGDESK_METRICS_TOKEN must be at least 32 characters long")
+        return value or None
+
     @field_validator("public_url")
     @classmethod
     def _public_url_is_an_origin(cls, value: str | None) -> str | None:
@@ -244,6 +273,15 @@ def public_origin(value: str) -> str:
     if parts.scheme == "http" and not is_loopback(parts.hostname):
         raise ValueError("REGDESK_PUBLIC_URL must use https unless its host is loopback")
     return f"{parts.scheme}://{parts.netloc.lower()}"
+
+
+def listen_address(value: str) -> tuple[str, int]:
+    """host:port (an IPv6 host in brackets: [::1]:9100) as a host and a port number."""
+    host, _, port = value.strip().rpartition(":")
+    host = host.removeprefix("[").removesuffix("]")
+    if not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise ValueError(f"{value!r} is not host:port, e.g. 127.0.0.1:9100")
+    return host, int(port)
 
 
 @cache

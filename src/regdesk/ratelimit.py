@@ -33,7 +33,8 @@ store must not take registration down; the database-backed login throttle still 
 Every counted response carries the RateLimit-Limit, RateLimit-Remaining and RateLimit-Reset
 headers (draft-ietf-httpapi-ratelimit-headers); a refusal adds Retry-After. Routes leave their
 verdict on the request's state and `RateLimitHeaders` writes it on whatever answer goes out,
-errors included.
+errors included; a 429 that a refusing verdict decided is counted there too, by the limit's
+kind (regdesk_rate_limit_refusals_total at /metrics), once whichever path refused it.
 """
 
 from __future__ import annotations
@@ -59,6 +60,7 @@ from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from regdesk.config import Settings
+from regdesk.observability import metrics
 
 log = logging.getLogger("regdesk.ratelimit")
 
@@ -87,6 +89,7 @@ class Verdict:
     limit: int
     remaining: int
     reset: int  # seconds until the oldest counted request leaves the window: one more is free
+    kind: Kind  # which limit: api, token, token_failure, login
 
     @property
     def retry_after(self) -> int:
@@ -171,7 +174,7 @@ class RateLimits:
             return None
         try:
             verdicts = [
-                self._hit(item, charge, namespace, kind, name)
+                self._hit(item, charge, kind, namespace, name)
                 for name in dict.fromkeys(names)
                 for item in self.limits[kind]
             ]
@@ -181,12 +184,15 @@ class RateLimits:
         self._store_answered()
         return most_restrictive(verdicts)
 
-    def _hit(self, item: RateLimitItem, charge: bool, *key: str) -> Verdict:
+    def _hit(
+        self, item: RateLimitItem, charge: bool, kind: Kind, namespace: str, name: str
+    ) -> Verdict:
+        key = (namespace, kind, name)
         allowed = self.limiter.hit(item, *key) if charge else self.limiter.test(item, *key)
         reset_at, remaining = self.limiter.get_window_stats(item, *key)
         # Clamped: with Redis the timestamps come from every host's clock.
         reset = min(item.get_expiry(), max(1, math.ceil(reset_at - time.time())))
-        return Verdict(allowed, item.amount, max(0, remaining), reset)
+        return Verdict(allowed, item.amount, max(0, remaining), reset, kind)
 
     # --- fail open ---------------------------------------------------------------------------
 
@@ -284,7 +290,8 @@ def verdict_of(request: Request) -> Verdict | None:
 
 
 class RateLimitHeaders:
-    """Writes the verdict a route left on the request's state as RateLimit-* headers."""
+    """Writes the verdict a route left on the request's state as RateLimit-* headers, and
+    counts the refusal of an answer it decided (429)."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
@@ -302,6 +309,8 @@ class RateLimitHeaders:
                 headers = MutableHeaders(scope=message)
                 for name, value in verdict.headers().items():
                     headers[name] = value
+                if message["status"] == 429 and not verdict.allowed:
+                    metrics.rate_limit_refused(verdict.kind)
             await send(message)
 
         await self.app(scope, receive, send_with_headers)

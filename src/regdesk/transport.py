@@ -4,7 +4,8 @@
 - Plain HTTP is answered only on a loopback address, or from a trusted reverse proxy whose
   `X-Forwarded-Proto` says the client's request was HTTPS (uvicorn's ProxyHeadersMiddleware
   reads those headers from the configured proxies only). Anything else gets a 403 that says
-  why. `/healthz` is exempt: load balancers probe it directly and it tells nothing.
+  why. `/healthz` and `/readyz` are exempt: load balancers probe them directly and they tell
+  nothing.
 - Every response to an HTTPS request carries `Strict-Transport-Security`.
 - Once REGDESK_PUBLIC_URL is set, a request naming another host in `Host` is refused (400), as
   Django's ALLOWED_HOSTS does: the issuer and every address we hand out come from that setting,
@@ -22,7 +23,7 @@ from collections.abc import Callable, Collection
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 HSTS = (b"strict-transport-security", b"max-age=31536000")
-EXEMPT_PATHS = frozenset({"/healthz"})
+EXEMPT_PATHS = frozenset({"/healthz", "/readyz"})  # probes, which tell nothing
 
 
 def _refusal(message: str) -> bytes:

@@ -48,8 +48,46 @@ def test_a_bad_document_exits_non_zero_names_the_field_and_writes_nothing(
     assert result.exit_code == 1
     assert "nothing was imported" in result.stderr
     assert "users[2].phone" in result.stderr
-    assert result.stdout == ""
     assert row_counts(engine) == before
+
+
+def test_a_rejected_import_with_json_prints_one_document_of_its_errors(
+    cli: Cli, tmp_path: Path
+) -> None:
+    """operator.md: with --json, exactly one JSON document on stdout, a failure included."""
+    document = rich_document()
+    document["users"][2]["phone"] = "12"
+    document["users"][3]["email"] = "not an address"
+    result = cli("import", write_json(tmp_path / "doc.json", document), "--json")
+    assert result.exit_code == 1
+    printed = json.loads(result.stdout)
+    assert printed["imported"] is False
+    positions = [error["position"] for error in printed["errors"]]
+    assert "users[2].phone" in positions
+    assert "users[3].email" in positions
+    assert all(set(error) == {"position", "message"} for error in printed["errors"])
+    assert all(error["message"] for error in printed["errors"])
+
+
+def test_unreadable_json_with_json_prints_its_position_as_a_document(
+    cli: Cli, tmp_path: Path
+) -> None:
+    path = tmp_path / "broken.json"
+    path.write_text('{"users": [}', encoding="utf-8")
+    result = cli("import", str(path), "--json")
+    assert result.exit_code == 1
+    (error,) = json.loads(result.stdout)["errors"]
+    assert error["position"].startswith("line 1 column")
+    assert "not valid JSON" in error["message"]
+
+
+def test_a_rejected_import_without_json_prints_nothing_on_stdout(cli: Cli, tmp_path: Path) -> None:
+    document = rich_document()
+    document["users"][2]["phone"] = "12"
+    result = cli("import", write_json(tmp_path / "doc.json", document))
+    assert result.exit_code == 1
+    assert result.stdout == ""
+    assert "users[2].phone" in result.stderr
 
 
 def test_malformed_json_is_reported_with_its_position(cli: Cli, tmp_path: Path) -> None:

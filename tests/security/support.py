@@ -143,7 +143,10 @@ _NOT_PAGES = (
     "/openapi.json",
     "/.well-known/",
     "/healthz",
+    "/readyz",
+    "/metrics",  # Prometheus's text, behind its own token
     "/static",
+    "/favicon.ico",
     "/oauth/jwks",  # OpenID Connect's keys and claims: JSON, as the API's
     "/oauth/userinfo",
 )

@@ -30,3 +30,5 @@ class AuditEvent(Base):
     ip_address: Mapped[str | None] = mapped_column(String(45))
     # Never a secret, token or password: names of changed fields and counts, not values.
     details: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    # The id of the request that recorded it (X-Request-ID, as in the logs); None outside one.
+    request_id: Mapped[str | None] = mapped_column(String(64))

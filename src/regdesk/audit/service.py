@@ -1,5 +1,7 @@
 """Recording audit events, in the same transaction as the change they describe, and reading
-them back (the admin area's audit log and `regdesk audit` share `search_events`)."""
+them back (the admin area's audit log and `regdesk audit` share `search_events`). An event
+recorded while answering a request carries that request's id (X-Request-ID), which its log
+lines carry too."""
 
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ from sqlalchemy.orm import Session
 from regdesk.audit.models import AuditEvent
 from regdesk.db import utcnow
 from regdesk.db.bulk import bulk_insert
+from regdesk.observability.request_ids import request_id
 
 
 @dataclass(frozen=True)
@@ -53,6 +56,7 @@ def record_event(
             target_type=target_type,
             target_id=None if target_id is None else str(target_id),
             details=details or {},
+            request_id=request_id(),
         )
     )
 
@@ -69,7 +73,7 @@ class Change:
 
 def record_all(session: Session, actor: Actor, changes: list[Change]) -> None:
     """`record_event` for each change, in one bulk statement (an import's thousands)."""
-    now = utcnow()
+    now, request = utcnow(), request_id()
     bulk_insert(
         session,
         AuditEvent.__table__,  # type: ignore[arg-type]
@@ -83,6 +87,7 @@ def record_all(session: Session, actor: Actor, changes: list[Change]) -> None:
                 "target_type": change.target_type,
                 "target_id": str(change.target_id),
                 "details": change.details,
+                "request_id": request,
             }
             for change in changes
         ],

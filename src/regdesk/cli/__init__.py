@@ -195,6 +195,7 @@ def main(ctx: click.Context, /, **options: Any) -> None:
 # The command groups register themselves on `main` as they are imported.
 from regdesk.cli import apps as apps  # noqa: E402
 from regdesk.cli import audit as audit  # noqa: E402
+from regdesk.cli import backups as backups  # noqa: E402
 from regdesk.cli import db as db  # noqa: E402
 from regdesk.cli import demo as demo  # noqa: E402
 from regdesk.cli import keys as keys  # noqa: E402

@@ -3,14 +3,21 @@
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
 import click
 
 from regdesk.cli import Context, main, pass_context
-from regdesk.config import Settings
+from regdesk.cli.setting_options import setting_options
+from regdesk.config import Settings, listen_address
+from regdesk.observability import multiprocess
+
+if TYPE_CHECKING:
+    from wsgiref.simple_server import WSGIServer
 
 
 @main.command()
+@setting_options  # every other setting too, from Settings itself
 @click.option("--host", default="127.0.0.1", show_default=True)
 @click.option("--port", default=8000, show_default=True, type=click.IntRange(0, 65535))
 @click.option("--workers", default=1, show_default=True, type=click.IntRange(1, 64))
@@ -26,6 +33,20 @@ def serve(
     tls_key: str | None,
 ) -> None:
     """Bring the schema up to date, then serve the API and pages."""
+    # The series' directory is named before anything imports Prometheus's client, which reads
+    # it once (observability/multiprocess.py); the workers inherit it.
+    with multiprocess.per_server_start():
+        _serve(context, host, port, workers, tls_cert, tls_key)
+
+
+def _serve(
+    context: Context,
+    host: str,
+    port: int,
+    workers: int,
+    tls_cert: str | None,
+    tls_key: str | None,
+) -> None:
     import uvicorn
 
     from regdesk.db.instance import instance_secret_key
@@ -45,22 +66,47 @@ def serve(
     # Workers build their app from the environment: hand them this command's options.
     for name, value in context.overrides.items():
         os.environ[f"REGDESK_{name.upper()}"] = str(value)
-    uvicorn.run(
-        "regdesk.app:create_app",
-        factory=True,
-        host=host,
-        port=port,
-        workers=workers,
-        ssl_certfile=tls_cert,
-        ssl_keyfile=tls_key,
-        ssl_context_factory=tls_context if tls_cert else None,
-        proxy_headers=False,
-        server_header=False,
-        timeout_keep_alive=context.settings.keep_alive_seconds,
-        log_level="info",
-        log_config=log_config(),
-        access_log=context.settings.access_log == "on",
-    )
+    listener = metrics_listener(context.settings)
+    try:
+        uvicorn.run(
+            "regdesk.app:create_app",
+            factory=True,
+            host=host,
+            port=port,
+            workers=workers,
+            ssl_certfile=tls_cert,
+            ssl_keyfile=tls_key,
+            ssl_context_factory=tls_context if tls_cert else None,
+            proxy_headers=False,
+            server_header=False,
+            timeout_keep_alive=context.settings.keep_alive_seconds,
+            log_level="info",
+            log_config=log_config(context.settings.log_format),
+            access_log=context.settings.access_log == "on",
+        )
+    finally:
+        if listener is not None:
+            listener.shutdown()
+
+
+def metrics_listener(settings: Settings) -> WSGIServer | None:
+    """The /metrics listener at REGDESK_METRICS_ADDRESS, a thread of this process answering
+    for every worker (observability/exposition.py); None when none is configured."""
+    if settings.metrics_address is None:
+        return None
+    from regdesk.app import OUTBOX_CHANNELS
+    from regdesk.db import make_engine
+    from regdesk.observability.backlog import OutboxBacklog
+    from regdesk.observability.exposition import listen
+
+    metrics_host, metrics_port = listen_address(settings.metrics_address)
+    backlog = OutboxBacklog(make_engine(settings.database_url), OUTBOX_CHANNELS)
+    try:
+        return listen(metrics_host, metrics_port, backlog)
+    except OSError as error:
+        raise click.ClickException(
+            f"cannot listen for /metrics on {settings.metrics_address}: {error.strerror}"
+        ) from None
 
 
 def listening_url(host: str, port: int, *, tls: bool) -> str:

@@ -6,11 +6,13 @@ import os
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import click
 
 from regdesk.audit.service import Actor
 from regdesk.cli import Context, emit, json_option, main, pass_context
+from regdesk.transfer.document import ImportRejected
 
 
 @main.command("import")
@@ -19,7 +21,7 @@ from regdesk.cli import Context, emit, json_option, main, pass_context
 @pass_context
 def import_(context: Context, file: Path, as_json: bool) -> None:
     """Import a JSON document (or a CSV of users): all or nothing, and idempotent."""
-    from regdesk.transfer.importer import ImportRejected, import_document, read_document
+    from regdesk.transfer.importer import import_document, read_document
 
     try:
         document = read_document(file)
@@ -31,8 +33,22 @@ def import_(context: Context, file: Path, as_json: bool) -> None:
             currency=context.settings.currency,
         )
     except ImportRejected as exc:
+        if as_json:
+            # operator.md: with --json, one document on stdout whatever happens; the reasons
+            # are on stderr too, for a person watching the script.
+            emit(True, rejection_document(exc), "")
         raise click.ClickException(f"{file}: nothing was imported.\n{exc}") from None
     emit(as_json, result.as_json(), result.summary())
+
+
+def rejection_document(rejected: ImportRejected) -> dict[str, Any]:
+    """What `import --json` prints when nothing was imported: each error by its position."""
+    return {
+        "imported": False,
+        "errors": [
+            {"position": position, "message": message} for position, message in rejected.errors
+        ],
+    }
 
 
 @main.command()

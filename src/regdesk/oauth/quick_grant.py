@@ -37,6 +37,8 @@ from regdesk.oauth.clients import ClientCredentials, client_credentials, client_
 from regdesk.oauth.scopes import ScopeError, check_service_scopes, format_scopes, parse_scopes
 from regdesk.oauth.token_form import MAX_TOKEN_BODY, token_fields
 from regdesk.oauth.tokens import access_token_row, new_token
+from regdesk.observability import metrics
+from regdesk.observability.observed import ANSWERED_AS
 
 TOKEN_PATH = "/api/oauth/token"
 
@@ -130,6 +132,8 @@ class QuickTokens:
             await self.app(scope, _replaying(body, complete, receive), send)
             return
         issued, verdict = answer
+        metrics.grant_answered("client_credentials", None)  # as the route counts its answers
+        scope[ANSWERED_AS] = TOKEN_PATH
         content = json.dumps(issued, ensure_ascii=False, separators=(",", ":")).encode()
         headers = [
             (b"content-length", str(len(content)).encode()),

@@ -30,6 +30,7 @@ from regdesk.oauth.clients import (
 )
 from regdesk.oauth.server import RegdeskAuthorizationServer, TokenRequest
 from regdesk.oauth.token_form import token_fields
+from regdesk.observability import metrics
 
 router = APIRouter(tags=["OAuth"])
 
@@ -187,14 +188,22 @@ async def introspect(request: Request) -> JSONResponse:
 
 async def _respond(request: Request, endpoint: str | None) -> JSONResponse:
     """Run the token endpoint (`endpoint` None) or a named one; render its answer."""
-    fields = await read_token_fields(request)
-    credentials = client_credentials(fields, request.headers.get("authorization", ""))
-    # The address this request is for, as the settings name it: the transport rules decided
-    # whether it may be answered (transport.py), so Authlib's own HTTPS check finds it so.
-    token_request = TokenRequest(issuer(request) + request.url.path, request.headers, fields)
-    status, body, headers = await run_in_threadpool(
-        _server_response, request, token_request, endpoint, credentials
-    )
+    fields: dict[str, list[str]] = {}
+    try:
+        fields = await read_token_fields(request)
+        credentials = client_credentials(fields, request.headers.get("authorization", ""))
+        # The address this request is for, as the settings name it: the transport rules decided
+        # whether it may be answered (transport.py), so Authlib's own HTTPS check finds it so.
+        token_request = TokenRequest(issuer(request) + request.url.path, request.headers, fields)
+        status, body, headers = await run_in_threadpool(
+            _server_response, request, token_request, endpoint, credentials
+        )
+    except OAuthError as refused:
+        if endpoint is None:
+            _grant_answered(fields, refused.error)
+        raise
+    if endpoint is None:
+        _grant_answered(fields, body.get("error"))
     if "error" in body:
         body.setdefault("error_description", DEFAULT_DESCRIPTIONS.get(body["error"], ""))
         body = {"error": body["error"], "error_description": body["error_description"]}
@@ -204,6 +213,11 @@ async def _respond(request: Request, endpoint: str | None) -> JSONResponse:
         else:
             status = 400  # decisions.md, Errors (Authlib says 401 for unsupported_token_type)
     return JSONResponse(body, status_code=status, headers={**headers, **NO_STORE})
+
+
+def _grant_answered(fields: dict[str, list[str]], error: str | None) -> None:
+    """The token endpoint's answer counted (/metrics), as the quick path counts its own."""
+    metrics.grant_answered(next(iter(fields.get("grant_type", ())), None), error)
 
 
 def _server_response(

@@ -43,6 +43,7 @@ from regdesk.oauth.scopes import (
     format_scopes,
     parse_scopes,
 )
+from regdesk.observability import metrics
 from regdesk.security import token_hash
 
 if TYPE_CHECKING:
@@ -246,6 +247,7 @@ class UserRefreshGrant(RefreshTokenGrant):  # type: ignore[misc]
         """A consumed refresh token came back: someone holds a copy. Kill the grant."""
         session = self.server_.session
         revoke_grants(session, Grant.id == credential.grant.id, "refresh_token_reused")
+        metrics.refresh_token_reused()
         record_event(
             session,
             Actor(label=f"app:{credential.grant.application_id}", user_id=credential.grant.user_id),

@@ -1,6 +1,8 @@
 """The access log of `regdesk serve` (uvicorn's own), without the secret some addresses carry:
-the token of a mailed link (/password/reset/<token>, accounts/password_pages.py) is written as
-`...`, so that a copy of the log opens no one's account.
+the token of a mailed link (/password/reset/<token>, accounts/password_pages.py), and the value
+of a query parameter that holds a token or a secret (`?id_token_hint=`, a careless client's
+`?access_token=`), are written as `...`, so that a copy of the log opens no one's account.
+REGDESK_LOG_FORMAT=json writes the same lines as JSON objects (observability/logs.py).
 
 The log is on by default, so it must be cheap: the event loop only hands each request's record
 to a queue; a thread of its own formats the lines and writes whatever has gathered in one write
@@ -21,11 +23,26 @@ from typing import Any, TextIO
 
 from uvicorn.config import LOGGING_CONFIG
 
+from regdesk.observability.logs import JsonLines, RequestStamped
+
 _LINK_TOKEN = re.compile(r"(/password/reset/)[^/?#&\s]+")
+
+
+# Query parameters whose value is a credential, here or in the OAuth and OpenID specifications.
+_SECRET_QUERY = re.compile(
+    r"([?&](?:access_token|refresh_token|id_token|id_token_hint|token|code|client_secret"
+    r"|password|secret)=)[^&#\s]*",
+    re.IGNORECASE,
+)
 
 
 def hide_link_tokens(path: str) -> str:
     return _LINK_TOKEN.sub(r"\1...", path)
+
+
+def hide_secrets(path: str) -> str:
+    """A request's path and query as the log may keep them: link tokens and secret values out."""
+    return _SECRET_QUERY.sub(r"\1...", hide_link_tokens(path))
 
 
 class LinkTokensHidden(logging.Filter):
@@ -35,7 +52,7 @@ class LinkTokensHidden(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
         if isinstance(record.args, tuple) and len(record.args) == 5:
             client, method, path, version, status = record.args
-            record.args = (client, method, hide_link_tokens(str(path)), version, status)
+            record.args = (client, method, hide_secrets(str(path)), version, status)
         return True
 
 
@@ -87,11 +104,30 @@ class LinesOffTheLoop(logging.Handler):
         super().close()
 
 
-def log_config() -> dict[str, Any]:
+def log_config(log_format: str = "text") -> dict[str, Any]:
     """uvicorn's logging configuration, its access log filtered and written off the event loop
-    (for `uvicorn.run`)."""
+    (for `uvicorn.run`). `json` (REGDESK_LOG_FORMAT): every line, the service's own included,
+    a JSON object with its request's id, formatted off the event loop as well."""
     config = copy.deepcopy(LOGGING_CONFIG)
     config["filters"] = {"link_tokens_hidden": {"()": LinkTokensHidden}}
     config["loggers"]["uvicorn.access"]["filters"] = ["link_tokens_hidden"]
     config["handlers"]["access"] = {"()": LinesOffTheLoop, "formatter": "access"}
+    if log_format == "json":
+        stamped = ["request_stamped"]
+        config["formatters"]["json"] = {"()": JsonLines}
+        config["filters"]["request_stamped"] = {"()": RequestStamped}
+        config["handlers"]["access"] = {
+            "()": LinesOffTheLoop,
+            "formatter": "json",
+            "filters": stamped,
+        }
+        config["handlers"]["default"] = {
+            "()": LinesOffTheLoop,
+            "formatter": "json",
+            "filters": stamped,
+            "stream": "ext://sys.stderr",
+        }
+        # The service's own loggers (regdesk.*) reach the root: the same handler, same level
+        # as without a configuration (warnings and errors).
+        config["root"] = {"handlers": ["default"], "level": "WARNING"}
     return config

@@ -21,6 +21,7 @@ from regdesk.oauth.scopes import SCOPES, Scope
 
 HERE = Path(__file__).parent
 STATIC_PATH = "/static"
+STATIC_DIRECTORY = HERE / "static"
 
 _environment = jinja2.Environment(
     loader=jinja2.FileSystemLoader(HERE / "templates"),
@@ -58,4 +59,4 @@ def scopes_in_words(names: list[str] | tuple[str, ...]) -> list[Scope]:
 
 def static_files() -> StaticFiles:
     """The stylesheet, served from the package (no third party: the CSP allows only 'self')."""
-    return StaticFiles(directory=HERE / "static")
+    return StaticFiles(directory=STATIC_DIRECTORY)

@@ -1,0 +1,74 @@
+"""Database errors that end a request, counted by kind where they are answered: in the error
+handlers (errors.py) that render them, whichever path raised them (the pool's SQLAlchemy
+errors, or the driver's own on the event loop's connections, db/driver.py).
+
+The kind is the DB-API's exception class (PEP 249): OperationalError (unreachable, a lock
+waited too long), IntegrityError, DataError, ProgrammingError...; a handful of values.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import sqlite3
+from collections.abc import Callable
+from typing import Any
+
+import psycopg
+import sqlalchemy.exc
+from fastapi import FastAPI
+
+from regdesk.observability import metrics
+
+DATABASE_ERRORS = (sqlalchemy.exc.DBAPIError, psycopg.Error, sqlite3.Error)
+PEP_249 = frozenset(
+    {
+        "InterfaceError",
+        "DataError",
+        "OperationalError",
+        "IntegrityError",
+        "InternalError",
+        "ProgrammingError",
+        "NotSupportedError",
+    }
+)
+
+
+def kind_of(error: BaseException) -> str:
+    """The PEP 249 class of a database error (a driver's subclass, e.g. psycopg's
+    UniqueViolation, counts as its IntegrityError); DatabaseError when it names none."""
+    for cls in type(error).__mro__:
+        if cls.__name__ in PEP_249:
+            return cls.__name__
+    return "DatabaseError"
+
+
+def count_database_errors(app: FastAPI) -> None:
+    """Every handler that may render a database error counts it first (call after the error
+    handlers are installed, before the first request)."""
+    for key, handler in list(app.exception_handlers.items()):
+        if key in (500, Exception) or (isinstance(key, type) and issubclass(key, DATABASE_ERRORS)):
+            app.exception_handlers[key] = _counting(handler)
+
+
+def _counting(handler: Callable[..., Any]) -> Callable[..., Any]:
+    if inspect.iscoroutinefunction(handler):
+
+        @functools.wraps(handler)
+        async def counted_async(request: Any, error: Exception) -> Any:
+            _count(error)
+            return await handler(request, error)
+
+        return counted_async
+
+    @functools.wraps(handler)
+    def counted(request: Any, error: Exception) -> Any:
+        _count(error)
+        return handler(request, error)
+
+    return counted
+
+
+def _count(error: Exception) -> None:
+    if isinstance(error, DATABASE_ERRORS):
+        metrics.database_error(kind_of(error))

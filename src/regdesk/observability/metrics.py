@@ -1,0 +1,138 @@
+"""The series regdesk exposes at /metrics, and the one-line calls that move them.
+
+Every label value comes from a short list this code knows (route templates, grant types,
+limit names, error kinds), never from what a client sent: a label value per distinct input
+would let anyone grow the server's memory and the scrape without bound.
+
+Prometheus's client is imported, and the series made, at the first call, not when this module
+is imported: the client picks its mode (each worker's values in a file, or in memory) once,
+when it is imported, from PROMETHEUS_MULTIPROC_DIR, which `regdesk serve` sets after the
+command line has imported this module (observability/multiprocess.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from prometheus_client import CollectorRegistry, Counter, Histogram
+
+UNMATCHED = "unmatched"  # the route of every request no route matched
+METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
+GRANT_TYPES = frozenset({"client_credentials", "authorization_code", "refresh_token"})
+LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
+
+
+@dataclass(frozen=True)
+class Series:
+    registry: CollectorRegistry  # this process's, read when there is no multiprocess directory
+    requests: Counter
+    latency: Histogram
+    grants: Counter
+    rate_limit_refusals: Counter
+    refresh_token_reuse: Counter
+    database_errors: Counter
+
+
+@cache
+def series() -> Series:
+    """The series of this process, made once."""
+    from prometheus_client import (
+        CollectorRegistry,
+        Counter,
+        Histogram,
+        disable_created_metrics,
+    )
+
+    disable_created_metrics()  # type: ignore[no-untyped-call]  # multiprocess mode has none
+    registry = CollectorRegistry(auto_describe=True)
+    return Series(
+        registry=registry,
+        requests=Counter(
+            "regdesk_http_requests",
+            "HTTP requests answered, by route template, method and status.",
+            ["route", "method", "status"],
+            registry=registry,
+        ),
+        latency=Histogram(
+            "regdesk_http_request_duration_seconds",
+            "Time from a request's arrival to the end of its answer, by route template.",
+            ["route"],
+            buckets=LATENCY_BUCKETS,
+            registry=registry,
+        ),
+        grants=Counter(
+            "regdesk_token_grants",
+            "Token requests answered, by grant type and outcome: issued, or the OAuth error.",
+            ["grant_type", "outcome"],
+            registry=registry,
+        ),
+        rate_limit_refusals=Counter(
+            "regdesk_rate_limit_refusals",
+            "Requests refused 429 by a rate limit, by the limit's name (ratelimit.py).",
+            ["limit"],
+            registry=registry,
+        ),
+        refresh_token_reuse=Counter(
+            "regdesk_refresh_token_reuse_detections",
+            "Consumed refresh tokens presented again: each revoked its grant (api.md 3.2).",
+            registry=registry,
+        ),
+        database_errors=Counter(
+            "regdesk_database_errors",
+            "Database errors that ended a request, by kind (the DB-API's exception class).",
+            ["kind"],
+            registry=registry,
+        ),
+    )
+
+
+# Children by series and label values, kept here: `labels()` takes a lock on every call.
+_children: dict[tuple[str, tuple[str, ...]], Any] = {}
+
+
+def _child(name: str, *values: str) -> Any:
+    key = (name, values)
+    child = _children.get(key)
+    if child is None:
+        child = _children[key] = getattr(series(), name).labels(*values)
+    return child
+
+
+# Each (route, method, status)'s request counter and latency histogram: one lookup a request.
+_answered: dict[tuple[str, str, int], tuple[Any, Any]] = {}
+
+
+def request_answered(route: str, method: str, status: int, seconds: float) -> None:
+    """One request answered (observed.py, for every request)."""
+    key = (route, method if method in METHODS else "other", status)
+    children = _answered.get(key)
+    if children is None:
+        children = _answered[key] = (
+            _child("requests", route, key[1], str(status)),
+            _child("latency", route),
+        )
+    children[0].inc()
+    children[1].observe(seconds)
+
+
+def grant_answered(grant_type: str | None, error: str | None) -> None:
+    """A token request answered: issued when `error` is None, else refused with that OAuth
+    error code. The quick path (oauth/quick_grant.py) and the token route both call it."""
+    kind = grant_type if grant_type in GRANT_TYPES else "other"
+    _child("grants", kind, error or "issued").inc()
+
+
+def rate_limit_refused(limit: str) -> None:
+    """A request refused 429 by the limit named `limit` (ratelimit.py's kinds)."""
+    _child("rate_limit_refusals", limit).inc()
+
+
+def refresh_token_reused() -> None:
+    series().refresh_token_reuse.inc()
+
+
+def database_error(kind: str) -> None:
+    _child("database_errors", kind).inc()
