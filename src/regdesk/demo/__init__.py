@@ -185,18 +185,19 @@ def load_demo(
         # argon2 lets go of the GIL: the logins' (deliberately slow) hashes, half a second, are
         # made beside the rows, on another core when there is one.
         hashes = hasher.map(hash_password, passwords.values())
+        out = Writer(session, CHUNK_ROWS)
+        convention = Convention(
+            random.Random(seed),
+            _today(),
+            users,
+            volunteers,
+            out,
+            registration_count=registrations,
+            currency=currency,
+        )
         with bulk_load(session, TABLES):
-            with Writer(session, CHUNK_ROWS) as out:  # every row written when the block ends
-                convention = Convention(
-                    random.Random(seed),
-                    _today(),
-                    users,
-                    volunteers,
-                    out,
-                    registration_count=registrations,
-                    currency=currency,
-                )
-                convention.build()
+            convention.build()
+            out.flush()
             for user_id, password_hash in zip(passwords, hashes, strict=True):
                 session.execute(
                     update(User).where(User.id == user_id).values(password_hash=password_hash)

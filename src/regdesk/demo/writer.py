@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from concurrent.futures import Future, ThreadPoolExecutor
-from types import TracebackType
 from typing import Any
 
 from sqlalchemy import select
@@ -67,37 +65,12 @@ class Writer:
     order of TABLES (parents first): a row's parent was made before it, so it was written in
     an earlier pass or comes ahead of it in this one. Within a table, rows are written in the
     order they were made.
-
-    A thread of its own writes each chunk while the next is made (the database's side of a
-    write lets go of the GIL: a second core makes rows meanwhile). One chunk at most is being
-    written: the next waits for it, and so does anything that reads (`contacts`, `finish`).
-    Only that thread uses the session until `finish`; a use as a context manager ends the
-    thread, after its write, whatever happened.
     """
 
     def __init__(self, session: Session, chunk_rows: int) -> None:
         self.session, self.chunk_rows = session, chunk_rows
         self.waiting: dict[str, list[dict[str, Any]]] = {name: [] for name in TABLES}
         self.count = 0
-        self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="demo-writer")
-        self._writing: Future[None] | None = None
-
-    def __enter__(self) -> Writer:
-        return self
-
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        error: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        try:
-            if kind is None:
-                self.finish()
-            elif self._writing is not None:
-                self._writing.exception()  # written or failed: the session is free again
-        finally:
-            self._thread.shutdown()
 
     def add(self, table: str, row: dict[str, Any]) -> None:
         self.waiting[table].append(row)
@@ -106,31 +79,14 @@ class Writer:
             self.flush()
 
     def flush(self) -> None:
-        """The waiting rows handed to the writing thread, once it has written the last ones."""
-        chunk = [(name, rows) for name, rows in self.waiting.items() if rows]
-        self.waiting = {name: [] for name in TABLES}
-        self.count = 0
-        self._wait()
-        if chunk:
-            self._writing = self._thread.submit(self._write, chunk)
-
-    def finish(self) -> None:
-        """Every row made so far written; the session is the caller's again."""
-        self.flush()
-        self._wait()
-
-    def _write(self, chunk: list[tuple[str, list[dict[str, Any]]]]) -> None:
-        for name, rows in chunk:
+        for name, rows in self.waiting.items():
             bulk_insert(self.session, metadata.tables[name], rows)
-
-    def _wait(self) -> None:
-        writing, self._writing = self._writing, None
-        if writing is not None:
-            writing.result()  # its failure is the demo's
+            rows.clear()
+        self.count = 0
 
     def contacts(self, user_ids: Iterable[int]) -> dict[int, tuple[str, str, str | None]]:
         """Username, e-mail address and phone of these users, as written."""
-        self.finish()
+        self.flush()
         users = metadata.tables["users"]
         wanted = sorted(set(user_ids))
         found: dict[int, tuple[str, str, str | None]] = {}
