@@ -33,25 +33,7 @@ def serve(
     tls_key: str | None,
 ) -> None:
     """Bring the schema up to date, then serve the API and pages."""
-    # The series' directory is named before anything imports Prometheus's client, which reads
-    # it once (observability/multiprocess.py); the workers inherit it.
-    with multiprocess.per_server_start():
-        _serve(context, host, port, workers, tls_cert, tls_key)
-
-
-def _serve(
-    context: Context,
-    host: str,
-    port: int,
-    workers: int,
-    tls_cert: str | None,
-    tls_key: str | None,
-) -> None:
-    import uvicorn
-
     from regdesk.db.instance import instance_secret_key
-    from regdesk.transport import tls_context
-    from regdesk.web.access_log import log_config
 
     if bool(tls_cert) != bool(tls_key):
         raise click.UsageError("--tls-cert and --tls-key go together")
@@ -66,6 +48,21 @@ def _serve(
     # Workers build their app from the environment: hand them this command's options.
     for name, value in context.overrides.items():
         os.environ[f"REGDESK_{name.upper()}"] = str(value)
+    # The series' directory is named before anything imports Prometheus's client, which reads
+    # it once (observability/multiprocess.py); the workers inherit it.
+    with multiprocess.per_server_start():
+        _run(context, host, port, workers, tls_cert, tls_key)
+
+
+def _run(
+    context: Context, host: str, port: int, workers: int, tls_cert: str | None, tls_key: str | None
+) -> None:
+    """uvicorn's server, and the /metrics listener beside it when one is configured."""
+    import uvicorn
+
+    from regdesk.transport import tls_context
+    from regdesk.web.access_log import log_config
+
     listener = metrics_listener(context.settings)
     try:
         uvicorn.run(
