@@ -76,6 +76,7 @@ def _real_password_hashing_when_marked(
 # one worker busy while the other has nothing left to do.
 RUN_FIRST = (
     "tests/faults/",
+    "tests/deploy/test_nginx.py",
     "tests/test_soak.py",
     "tests/e2e/",
     "tests/oidc/test_django_site.py",
