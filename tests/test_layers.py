@@ -34,6 +34,7 @@ LAYERS: list[set[str]] = [
         "schemas",
         "ratelimit",
         "deps",
+        "quick_reads",
         "documents",
         "outbox",
         "mail",

@@ -17,6 +17,8 @@ from fastapi.routing import iter_route_contexts
 from fastapi.testclient import TestClient
 from sqlalchemy import Engine, delete, insert, update
 
+from regdesk import quick_reads
+from regdesk.app import _routes
 from regdesk.audit.service import Actor
 from regdesk.db import write_session
 from regdesk.events.service import current_event_for_writing
@@ -204,10 +206,38 @@ def expected(route: Route, kind: str) -> int:
     return route.success if kind.endswith(f" {route.scope}") else 403
 
 
-@pytest.mark.parametrize("route", ROUTES, ids=lambda r: f"{r.method} {r.path}")
+def _quick(route: Route) -> bool:
+    """Whether the route's endpoint is called directly (quick_reads.py)."""
+    return any(
+        getattr(declared, "endpoint", None) in quick_reads._QUICK
+        and route.method in (declared.methods or ())
+        for declared in iter_route_contexts(list(_routes()))
+        if declared.path == DECLARED.get(route.path, route.path)
+    )
+
+
+@pytest.mark.parametrize(
+    ("route", "direct"),
+    [
+        *((route, True) for route in ROUTES),
+        # The quick routes once more with FastAPI's handler alone: both paths, one table.
+        *((route, False) for route in ROUTES if _quick(route)),
+    ],
+    ids=lambda value: (
+        f"{value.method} {value.path}"
+        if isinstance(value, Route)
+        else ("direct" if value else "framework")
+    ),
+)
 def test_route_answers_each_kind_of_token(
-    route: Route, client: TestClient, apps: Apps, engine: Engine
+    route: Route,
+    direct: bool,
+    client: TestClient,
+    apps: Apps,
+    engine: Engine,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    monkeypatch.setattr(quick_reads, "DIRECT_CALLS", direct)
     ids = load(engine)
     boss = int(ids["users"]["boss"])
     path = path_of(route, ids)

@@ -55,3 +55,28 @@ def test_serve_logs_access_through_it_with_link_tokens_hidden() -> None:
     assert config["handlers"]["access"]["()"] is LinesOffTheLoop
     assert config["loggers"]["uvicorn.access"]["handlers"] == ["access"]
     assert config["filters"]["link_tokens_hidden"]["()"] is LinkTokensHidden
+
+
+class Writes(io.StringIO):
+    """A stream that counts its writes."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.writes = 0
+
+    def write(self, text: str) -> int:
+        self.writes += 1
+        return super().write(text)
+
+
+def test_lines_logged_one_by_one_are_written_together() -> None:
+    """A line a millisecond, as under load: the thread lets them gather before it writes, not
+    woken (a thread switch and a write) for each request."""
+    stream = Writes()
+    handler = LinesOffTheLoop(stream)
+    for n in range(200):
+        handler.handle(_record(n))
+        threading.Event().wait(0.001)
+    handler.close()
+    assert len(stream.getvalue().splitlines()) == 200
+    assert stream.writes <= 20

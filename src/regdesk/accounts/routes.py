@@ -7,15 +7,15 @@ from typing import Any
 from fastapi import APIRouter
 from fastapi.responses import JSONResponse
 
-from regdesk.accounts.current import current_user_facts
+from regdesk.accounts.current import current_user_record
 from regdesk.deps import Reads
 from regdesk.errors import InsufficientScope, InvalidToken, api_responses
 from regdesk.oauth.guard import BasicProfile
-from regdesk.users.records import get_user
-from regdesk.users.schemas import CurrentUser, render_current_user
+from regdesk.quick_reads import QuickRoute, quick
+from regdesk.users.schemas import CurrentUser
 
 # api.md 9: the current-user endpoint carries no version segment.
-router = APIRouter(prefix="/api/users", tags=["Users"])
+router = APIRouter(prefix="/api/users", tags=["Users"], route_class=QuickRoute)
 
 
 @router.get(
@@ -25,22 +25,12 @@ router = APIRouter(prefix="/api/users", tags=["Users"])
     response_model_exclude_unset=True,
     responses=api_responses(401, 403),
 )
+@quick
 async def current_user(token: BasicProfile, reads: Reads) -> Any:
     """The user who granted the token (api.md 4.8): a user's token with pii:basic only."""
     if token.user_id is None:  # unreachable today: no service may hold pii:basic
         raise InsufficientScope(["pii:basic"])
-    with reads.engine.connect() as connection:
-        user = get_user(connection, token.user_id)
-        if user is None:
-            raise InvalidToken()
-        facts = current_user_facts(connection, token.user_id)
-    return JSONResponse(
-        render_current_user(
-            user,
-            token.scopes,
-            is_volunteer=facts["is_volunteer"],
-            is_department_lead=facts["is_department_lead"],
-            roles=facts["roles"],
-            permissions=facts["permissions"],
-        )
-    )
+    record = current_user_record(reads, token.user_id, token.scopes)
+    if record is None:
+        raise InvalidToken()
+    return JSONResponse(record)

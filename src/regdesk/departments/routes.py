@@ -9,11 +9,12 @@ from fastapi.responses import JSONResponse
 
 from regdesk.departments import service
 from regdesk.departments.schemas import Department
-from regdesk.deps import ReadSession
+from regdesk.deps import Reads
 from regdesk.errors import api_responses
 from regdesk.oauth.guard import VolunteerRead
+from regdesk.quick_reads import QuickRoute, quick
 
-router = APIRouter(prefix="/api/v0", tags=["Volunteers"])
+router = APIRouter(prefix="/api/v0", tags=["Volunteers"], route_class=QuickRoute)
 
 
 @router.get(
@@ -22,6 +23,7 @@ router = APIRouter(prefix="/api/v0", tags=["Volunteers"])
     response_model=list[Department],
     responses=api_responses(401, 403),
 )
-def list_departments(token: VolunteerRead, session: ReadSession) -> Any:
+@quick
+async def list_departments(token: VolunteerRead, reads: Reads) -> Any:
     """Every department, publicly visible or not: a bare array, not wrapped (api.md 4.5)."""
-    return JSONResponse(service.list_departments(session))
+    return JSONResponse(service.list_departments(reads))

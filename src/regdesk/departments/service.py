@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 from collections import defaultdict
+from types import SimpleNamespace
 from typing import Any
 
 from sqlalchemy import delete, func, select
+from sqlalchemy import text as sql_text
 from sqlalchemy.orm import Session
 
 from regdesk.audit.service import Actor, record_changes, record_event
 from regdesk.db import table_of
+from regdesk.db.driver import LoopReads, Query
 from regdesk.departments.models import Department, DepartmentLead
 from regdesk.departments.schemas import render_department
 from regdesk.errors import Invalid
@@ -24,17 +27,34 @@ _NAME = text(DEPARTMENTS.c.name, nonempty=True)
 _EMAIL = text(DEPARTMENTS.c.email, normalize=normalize_email)
 
 
-def list_departments(session: Session) -> list[dict[str, Any]]:
-    """Every department, visible or not, with its leads: two queries whatever the count."""
-    departments = session.execute(select(DEPARTMENTS).order_by(Department.id)).all()
-    leads: dict[int, list[Any]] = defaultdict(list)
-    for lead in session.execute(
-        select(DepartmentLead.department_id, User.__table__)
-        .join(User, User.id == DepartmentLead.user_id)
-        .order_by(DepartmentLead.department_id, User.id)
-    ):
-        leads[lead.department_id].append(lead)
-    return [render_department(row, leads[row.id]) for row in departments]
+_DEPARTMENTS = Query("SELECT id, name, email, publicly_visible FROM departments ORDER BY id")
+_LEAD_COLUMNS = ("id", "first_name", "last_name", "username", "preferred_name", "phone", "email")
+_LEADS = Query(
+    f"SELECT l.department_id, {', '.join('u.' + c for c in _LEAD_COLUMNS)}"  # noqa: S608 (ours)
+    " FROM department_leads l JOIN users u ON u.id = l.user_id"
+    " ORDER BY l.department_id, u.id"
+)
+
+
+def list_departments(bind: Session | LoopReads) -> list[dict[str, Any]]:
+    """Every department, visible or not, with its leads: two queries whatever the count. Read
+    on the event loop's connection by the API, in a session's transaction by the webhooks
+    (which must see the change they describe)."""
+    if isinstance(bind, LoopReads):
+        departments, found = bind.all(_DEPARTMENTS), bind.all(_LEADS)
+    else:
+        departments = [tuple(r) for r in bind.execute(sql_text(_DEPARTMENTS.sql))]
+        found = [tuple(r) for r in bind.execute(sql_text(_LEADS.sql))]
+    leads: dict[int, list[SimpleNamespace]] = defaultdict(list)
+    for department_id, *lead in found:
+        leads[department_id].append(SimpleNamespace(**dict(zip(_LEAD_COLUMNS, lead, strict=True))))
+    return [
+        render_department(
+            SimpleNamespace(id=id, name=name, email=email, publicly_visible=bool(visible)),
+            leads[id],
+        )
+        for id, name, email, visible in departments
+    ]
 
 
 def departments_with_leads(

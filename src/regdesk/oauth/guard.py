@@ -63,15 +63,28 @@ def live_token(request: Request, reads: Reads) -> LiveToken:
     return live_token_of(request, reads, bearer_credential(request))
 
 
+# Where a request keeps the token its guard found, and its rate-limit verdict: a route asked
+# twice in one request (quick_reads.py: the direct call, then FastAPI's own after a refusal)
+# reads and counts its token once.
+_GUARDED = "regdesk_guarded"
+
+
 def live_token_of(request: Request, reads: Reads, credential: str | None) -> LiveToken:
     """`live_token`, for a credential the caller read."""
     if credential is None:
         raise InvalidToken()
-    try:
-        token = find_live_token(reads, credential)
-    except TokenRefused as refused:
-        raise TokenExpired() if refused.expired else InvalidToken() from None
-    limited = ratelimit.count(request, "api", str(token.application_id))
+    token: LiveToken
+    limited: ratelimit.Verdict | None
+    guarded = getattr(request.state, _GUARDED, None)
+    if guarded is not None and guarded[0] == credential:
+        _, token, limited = guarded
+    else:
+        try:
+            token = find_live_token(reads, credential)
+        except TokenRefused as refused:
+            raise TokenExpired() if refused.expired else InvalidToken() from None
+        limited = ratelimit.count(request, "api", str(token.application_id))
+        setattr(request.state, _GUARDED, (credential, token, limited))
     if limited is not None and not limited.allowed:
         raise RateLimited(limited.retry_after)
     return token

@@ -19,6 +19,7 @@ from regdesk.oauth.guard import (
 )
 from regdesk.oauth.tokens import LiveToken
 from regdesk.pagination import page_response
+from regdesk.quick_reads import QuickRoute, quick
 from regdesk.registrations import records
 from regdesk.registrations.orders import orders_of_user
 from regdesk.registrations.schemas import (
@@ -30,7 +31,7 @@ from regdesk.registrations.schemas import (
 from regdesk.schemas import JSONText, json_body, record_id, request_body_openapi
 
 # The service routes under /api/v0; the current user's without a version (api.md 9).
-router = APIRouter(tags=["Registrations"])
+router = APIRouter(tags=["Registrations"], route_class=QuickRoute)
 
 
 @router.post(
@@ -40,6 +41,7 @@ router = APIRouter(tags=["Registrations"])
     responses=api_responses(400, 401, 403),
     openapi_extra=request_body_openapi(RegistrationSearch),
 )
+@quick
 async def search_registrations(
     token: RegistrationRead,
     reads: Reads,
@@ -75,6 +77,7 @@ async def search_registrations(
     responses=api_responses(401, 403, 404),
     openapi_extra=own_registration.openapi_extra(),
 )
+@quick
 async def user_registration(id: str, token: RegistrationReadOrOwn, reads: Reads) -> Any:
     """The user's live registration for the current event; 404 when there is none (an unknown
     user too). A user's token with con:read reads its own user's only (403 for another)."""
@@ -99,6 +102,7 @@ def _own_user(token: LiveToken, scope: str) -> int:
     response_model=Registration,
     responses=api_responses(401, 403, 404),
 )
+@quick
 async def current_user_registration(token: OwnRegistration, reads: Reads) -> Any:
     """The live registration of the user who granted the token (con:read); 404 when there is
     none."""

@@ -16,13 +16,14 @@ from regdesk.errors import NotFound, api_responses
 from regdesk.oauth.guard import UserRead, UserRolesUpdate
 from regdesk.oauth.tokens import LiveToken
 from regdesk.pagination import page_response
+from regdesk.quick_reads import QuickRoute, quick
 from regdesk.roles import service as roles_service
 from regdesk.roles.schemas import RoleAssignment, UserRole, UserRoleList, render_user_role
 from regdesk.schemas import JSONText, json_body, record_id, request_body_openapi
 from regdesk.users import records
 from regdesk.users.schemas import User, UserPage, UserSearch
 
-router = APIRouter(prefix="/api/v0", tags=["Users"])
+router = APIRouter(prefix="/api/v0", tags=["Users"], route_class=QuickRoute)
 
 
 def user_or_404(bind: Session | Connection, id: str) -> Row[Any]:
@@ -40,6 +41,7 @@ def user_or_404(bind: Session | Connection, id: str) -> Row[Any]:
     response_model=User,
     responses=api_responses(401, 403, 404),
 )
+@quick
 async def get_user(id: str, token: UserRead, reads: Reads) -> Any:
     """One user (api.md 2.2). An id that is not a decimal integer, or no such user: 404."""
     user_id = record_id(id)
@@ -56,6 +58,7 @@ async def get_user(id: str, token: UserRead, reads: Reads) -> Any:
     responses=api_responses(400, 401, 403),
     openapi_extra=request_body_openapi(UserSearch),
 )
+@quick
 async def search_users(
     token: UserRead,
     reads: Reads,

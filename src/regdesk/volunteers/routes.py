@@ -10,11 +10,12 @@ from regdesk.deps import CursorsDep, Reads
 from regdesk.errors import NotFound, api_responses
 from regdesk.oauth.guard import VolunteerRead
 from regdesk.pagination import page_response
+from regdesk.quick_reads import QuickRoute, quick
 from regdesk.schemas import JSONText, json_body, record_id, request_body_openapi
 from regdesk.volunteers import records
 from regdesk.volunteers.schemas import Volunteer, VolunteerPage, VolunteerSearch
 
-router = APIRouter(prefix="/api/v0", tags=["Volunteers"])
+router = APIRouter(prefix="/api/v0", tags=["Volunteers"], route_class=QuickRoute)
 
 
 @router.post(
@@ -24,6 +25,7 @@ router = APIRouter(prefix="/api/v0", tags=["Volunteers"])
     responses=api_responses(400, 401, 403),
     openapi_extra=request_body_openapi(VolunteerSearch),
 )
+@quick
 async def search_volunteers(
     token: VolunteerRead,
     reads: Reads,
@@ -45,6 +47,7 @@ async def search_volunteers(
     response_model=Volunteer,
     responses=api_responses(401, 403, 404),
 )
+@quick
 async def user_volunteer(id: str, token: VolunteerRead, reads: Reads) -> Any:
     """The user's application for the current event; 404 when there is none."""
     user_id = record_id(id)

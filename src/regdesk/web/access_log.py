@@ -5,9 +5,9 @@ of a query parameter that holds a token or a secret (`?id_token_hint=`, a carele
 REGDESK_LOG_FORMAT=json writes the same lines as JSON objects (observability/logs.py).
 
 The log is on by default, so it must be cheap: the event loop only hands each request's record
-to a queue; a thread of its own formats the lines and writes whatever has gathered in one write
-(`LinesOffTheLoop`). Lines still queued are written when the server stops; a killed process
-loses the few it had not written yet.
+to a queue; a thread of its own, waking at most every GATHER_SECONDS, formats the lines and
+writes whatever has gathered in one write (`LinesOffTheLoop`). Lines still queued are written
+when the server stops; a killed process loses the few it had not written yet.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ import queue
 import re
 import sys
 import threading
+import time
 from typing import Any, TextIO
 
 from uvicorn.config import LOGGING_CONFIG
@@ -57,6 +58,10 @@ class LinkTokensHidden(logging.Filter):
 
 
 BATCH = 1024  # lines at most in one write
+# How long the writer lets lines gather after the first one. Waking it for every line (a
+# thread switch and a write per request) cost the event loop a fifth of its time under load;
+# a line now reaches the output at most this late.
+GATHER_SECONDS = 0.05
 
 
 class LinesOffTheLoop(logging.Handler):
@@ -77,6 +82,8 @@ class LinesOffTheLoop(logging.Handler):
     def _write(self) -> None:
         while True:
             batch: list[logging.LogRecord | None] = [self._records.get()]
+            if batch[0] is not None:
+                time.sleep(GATHER_SECONDS)
             while len(batch) < BATCH and not self._records.empty():
                 batch.append(self._records.get())
             lines = [self._line(record) for record in batch if record is not None]
