@@ -8,7 +8,7 @@ import os
 import platform
 from pathlib import Path
 
-from bench import desk, http, report, webhooks
+from bench import desk, http, report, stampede, webhooks
 
 
 def main() -> None:
@@ -18,6 +18,7 @@ def main() -> None:
         f"Python {platform.python_version()}",
         "http": http.run(),
         "desk": desk.run(),
+        "stampede": stampede.run(),
         "webhooks": webhooks.run(),
     }
     out = Path("build/bench.json")

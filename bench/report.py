@@ -50,6 +50,8 @@ def markdown(results: dict[str, Any]) -> str:
     )
     if "desk" in results:
         lines += ["", *_desk(results["desk"])]
+    if "stampede" in results:
+        lines += ["", *_stampede(results["stampede"])]
     if "webhooks" in results:
         lines += ["", *_webhooks(results["webhooks"])]
     return "\n".join(lines)
@@ -70,6 +72,30 @@ def _desk(desk: dict[str, Any]) -> list[str]:
         lines.append(
             f"| {db} | {row['check_ins_per_second']} | {row['p50_ms']} / {row['p99_ms']}"
             f" | {row['registrations_checked_in_twice']} |"
+        )
+    return lines
+
+
+def _stampede(stampede: dict[str, Any]) -> list[str]:
+    databases = [name for name in ("sqlite", "postgresql") if name in stampede]
+    least, most = stampede["think_seconds"]
+    lines = [
+        f"Stampede: {stampede['attendees']:,} attendees signing in and registering on /register,"
+        f" {stampede['concurrency']} at a time ({least}-{most} s over each form), for"
+        f" {stampede['places']:,} places.",
+        "",
+        "| database | processes | registrations/s | registration p50 / p99 ms"
+        " | sign-in p50 / p99 ms | sold / places | refused | 5xx |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for db in databases:
+        row = stampede[db]
+        lines.append(
+            f"| {db} | {row['processes']} | {row['registrations_per_second']}"
+            f" | {row['registration_p50_ms']} / {row['registration_p99_ms']}"
+            f" | {row['sign_in_p50_ms']} / {row['sign_in_p99_ms']}"
+            f" | {row['places_sold']:,} / {row['capacity']:,} | {row['refused_sold_out']:,}"
+            f" | {row['server_errors']} |"
         )
     return lines
 
