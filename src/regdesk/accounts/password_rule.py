@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import functools
 
-from zxcvbn.frequency_lists import FREQUENCY_LISTS
-
 from regdesk.fields import PASSWORD_MAX
 
 PASSWORD_MIN = 10
@@ -18,7 +16,11 @@ PASSWORD_MIN = 10
 
 @functools.cache
 def _common_passwords() -> frozenset[str]:
-    # zxcvbn's list of the 30,000 passwords seen most in leaks, all lower case.
+    # zxcvbn's list of the 30,000 passwords seen most in leaks, all lower case. Imported when
+    # first asked: its module holds every list zxcvbn has, 12 MB that a serving process which
+    # never sees a new password (most of them) would otherwise carry.
+    from zxcvbn.frequency_lists import FREQUENCY_LISTS
+
     return frozenset(FREQUENCY_LISTS["passwords"])
 
 
