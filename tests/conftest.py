@@ -154,6 +154,14 @@ def scratch_database_url(backend: str, directory: Path, *, migrated: bool = Fals
         schemas.done(schema, migrated=migrated)
 
 
+def migrated_sqlite_url(path: Path) -> str:
+    """A copy of this process's migrated SQLite database at `path` (a module's database, a live
+    server's, whose file a test names itself): its URL."""
+    assert _sqlite_template is not None
+    _sqlite_template.copy_to(path)
+    return f"sqlite:///{path}"
+
+
 # --- which tests PostgreSQL runs ------------------------------------------------------------
 
 # Every test runs on SQLite. PostgreSQL runs the tests of the data layer, the API and OAuth,

@@ -4,12 +4,13 @@ agree on everything, because nothing lives in one process's memory that another 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
 import httpx
 import pytest
-from sqlalchemy import Engine, text
+from sqlalchemy import text
 
 from regdesk.audit.service import Actor
 from regdesk.db import make_engine, write_session
@@ -27,24 +28,32 @@ from tests.oauth.test_code_flow_client_library import (
 )
 
 
-@pytest.fixture
-def deployment(tmp_path: Path) -> Iterator[tuple[Engine, str, str]]:
-    """Two live servers on one PostgreSQL database."""
+@dataclass(frozen=True)
+class Deployment:
+    first: str
+    second: str
+    client_id: str  # the Schedule App's, asking fox for pii:basic
+    secret: str
+
+
+@pytest.fixture(scope="module")
+def deployment(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Deployment]:
+    """Two live servers on one PostgreSQL database, with fox and the Schedule App: the tests
+    below share them, each with a sign-in and a grant of its own."""
     if postgres_base_url() is None:
         pytest.skip("REGDESK_TEST_POSTGRES_URL is not set: PostgreSQL run skipped")
-    with scratch_database_url("postgresql", tmp_path, migrated=True) as url:
+    directory = tmp_path_factory.mktemp("multiprocess")
+    with scratch_database_url("postgresql", directory, migrated=True) as url:
         engine = make_engine(url)
-        with live_servers(url, 2) as (first, second):
-            yield engine, first, second
+        client_id, secret = seed_fox_and_app(engine, obo_scopes="pii:basic")
         engine.dispose()
+        with live_servers(url, 2) as (first, second):
+            yield Deployment(first, second, client_id, secret)
 
 
-def test_two_processes_share_codes_sessions_and_revocations(
-    deployment: tuple[Engine, str, str],
-) -> None:
-    engine, first, second = deployment
-    client_id, secret = seed_fox_and_app(engine, obo_scopes="pii:basic")
-    auth = (client_id, secret)
+def test_two_processes_share_codes_sessions_and_revocations(deployment: Deployment) -> None:
+    first, second, client_id = deployment.first, deployment.second, deployment.client_id
+    auth = (client_id, deployment.secret)
 
     # The user signs in and consents on the first process...
     authorize = (
@@ -81,11 +90,8 @@ def test_two_processes_share_codes_sessions_and_revocations(
     assert refresh.json()["error"] == "invalid_grant"
 
 
-def test_a_session_made_on_one_process_is_honoured_by_the_other(
-    deployment: tuple[Engine, str, str],
-) -> None:
-    engine, first, second = deployment
-    seed_fox_and_app(engine)
+def test_a_session_made_on_one_process_is_honoured_by_the_other(deployment: Deployment) -> None:
+    first, second = deployment.first, deployment.second
     with httpx.Client(base_url=first) as browser:
         page = browser.get("/login")
         fields = form_with(page_forms(page.text), "password")

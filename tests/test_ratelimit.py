@@ -27,7 +27,7 @@ from regdesk.db import make_engine, write_session
 from regdesk.migrations.runner import upgrade
 from regdesk.oauth.applications import create_application
 from regdesk.ratelimit import KEY_PREFIX, RateLimits, instance_namespace
-from tests.conftest import Apps, bearer
+from tests.conftest import Apps, bearer, migrated_sqlite_url
 from tests.helpers import live_servers, shared_redis_url
 from tests.web.support import PASSWORD, log_in, make_user, session_cookie
 
@@ -41,8 +41,7 @@ Serve = Callable[..., TestClient]
 @pytest.fixture
 def engine(sqlite_url: str) -> Iterator[Engine]:
     """SQLite only: the limits do not touch the database."""
-    engine = make_engine(sqlite_url)
-    upgrade(engine)
+    engine = make_engine(migrated_sqlite_url(Path(sqlite_url.removeprefix("sqlite:///"))))
     yield engine
     engine.dispose()
 

@@ -214,7 +214,7 @@ def _outbox_runner(settings: Settings, engine: Engine, webhooks: Sender, secret_
     channels = [webhooks.channel()]
     if settings.smtp_url is not None:
         channels.insert(0, mail_channel(settings.smtp_url, settings.mail_from, secret_key))
-    return Runner(engine, channels)
+    return Runner(engine, channels, poll=settings.outbox_poll_seconds)
 
 
 def _drop_unused_validation_responses(document: dict[str, Any]) -> None:

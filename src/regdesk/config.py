@@ -158,6 +158,14 @@ class Settings(BaseSettings):
         description="'on' lets webhook endpoints be private addresses (loopback, private, "
         "link-local), and plain http on loopback: for tests and single-host setups.",
     )
+    outbox_poll_seconds: float = Field(
+        default=5.0,  # outbox/runner.py's POLL, which a test holds equal
+        gt=0,
+        le=3600,
+        description="Seconds between a server's looks at the outbox for what fell due without "
+        "a commit of its own to wake it: retries, and mail and webhook events written by other "
+        "processes. Lower sends those sooner, for a query per look.",
+    )
     key_overlap: dt.timedelta = Field(
         default=dt.timedelta(days=7),
         description="How long a retired signing key stays published after `regdesk keys "

@@ -16,9 +16,9 @@ from sqlalchemy import Engine
 
 from regdesk.audit.service import Actor
 from regdesk.db import make_engine, write_session
-from regdesk.migrations.runner import upgrade
 from regdesk.oauth.applications import create_application
 from regdesk.users.service import NewUser, create_user
+from tests.conftest import migrated_sqlite_url
 from tests.e2e.support import PASSWORD, log_in
 from tests.helpers import live_server
 
@@ -68,9 +68,8 @@ class AdminSite:
 
 @contextmanager
 def admin_site(directory: Path) -> Iterator[AdminSite]:
-    url = f"sqlite:///{directory / 'regdesk.sqlite3'}"
+    url = migrated_sqlite_url(directory / "regdesk.sqlite3")
     engine = make_engine(url)
-    upgrade(engine)
     with write_session(engine) as session:
         for username, permissions in ((ADMIN, ["admin"]), ("fox", [])):
             create_user(

@@ -1,9 +1,16 @@
 """What every browser test shares: Debian's Chromium driven by Playwright (never
-`playwright install`), a fresh profile per test, screenshots under build/screenshots/."""
+`playwright install`), a fresh profile per test, screenshots under build/screenshots/.
+
+One Chromium serves the browser test files that run one after another in a test process (the
+files are collected together, tests/conftest.py RUN_FIRST), each test with a profile of its
+own; it is closed before the process goes on to any other file, because Playwright's
+synchronous API holds an event loop open in its thread meanwhile, and `asyncio.run()` refuses
+to start beside one.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from pathlib import Path
 
 import pytest
@@ -15,7 +22,7 @@ if not CHROMIUM.exists():
         allow_module_level=True,
     )
 
-from playwright.sync_api import Browser, Page, sync_playwright  # noqa: E402
+from playwright.sync_api import Browser, Page, Playwright, sync_playwright  # noqa: E402
 
 CHROMIUM_ARGS = [
     "--headless",
@@ -29,12 +36,38 @@ CHROMIUM_ARGS = [
 ]
 
 
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with sync_playwright() as playwright:
+HERE = Path(__file__).resolve().parent
+_running: list[tuple[Playwright, Browser]] = []  # this process's, while browser tests follow
+
+
+@pytest.fixture
+def browser(request: pytest.FixtureRequest) -> Iterator[Browser]:
+    if not _running:
+        playwright = sync_playwright().start()
         chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        yield chromium
+        _running.append((playwright, chromium))
+    yield _running[0][1]
+    if not in_here(request.node):  # a test elsewhere that takes these fixtures (tests/oidc)
+        _close()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> Generator[None]:
+    """After the last browser test before another file (or none): Chromium closed."""
+    yield
+    if nextitem is None or not in_here(nextitem):
+        _close()
+
+
+def in_here(item: pytest.Item) -> bool:
+    return HERE in Path(str(item.path)).parents
+
+
+def _close() -> None:
+    if _running:
+        playwright, chromium = _running.pop()
         chromium.close()
+        playwright.stop()
 
 
 @pytest.fixture

@@ -73,7 +73,8 @@ class _Application(BaseHTTPRequestHandler):
 def application_callback() -> Iterator[str]:
     """A tiny HTTP server on 127.0.0.1 playing the application: its redirect address."""
     server = ThreadingHTTPServer(("127.0.0.1", 0), _Application)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    # Looking every 10 ms whether to stop, not 500 (http.server's default): shutdown() waits.
+    threading.Thread(target=server.serve_forever, args=(0.01,), daemon=True).start()
     try:
         yield f"http://127.0.0.1:{server.server_address[1]}/callback"
     finally:

@@ -23,11 +23,11 @@ from playwright.sync_api import Browser, Page, expect
 from regdesk.audit.service import Actor
 from regdesk.db import make_engine, write_session
 from regdesk.departments.service import add_lead, create_department
-from regdesk.migrations.runner import upgrade
 from regdesk.oauth.applications import create_application
 from regdesk.roles.service import create_role
 from regdesk.transfer.importer import import_document
 from regdesk.users.service import NewUser, create_user
+from tests.conftest import migrated_sqlite_url
 from tests.e2e.support import PASSWORD, application_callback, log_in, screenshot
 from tests.helpers import live_server
 
@@ -69,9 +69,8 @@ class Site:
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
     with application_callback() as callback:
-        url = f"sqlite:///{tmp_path_factory.mktemp('e2e-admin-users') / 'regdesk.sqlite3'}"
+        url = migrated_sqlite_url(tmp_path_factory.mktemp("e2e-admin-users") / "regdesk.sqlite3")
         engine = make_engine(url)
-        upgrade(engine)
         actor = Actor("test")
         with write_session(engine) as session:
             people = [

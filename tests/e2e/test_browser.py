@@ -19,10 +19,10 @@ from sqlalchemy import Engine
 
 from regdesk.audit.service import Actor
 from regdesk.db import make_engine, write_session
-from regdesk.migrations.runner import upgrade
 from regdesk.oauth.applications import create_application
 from regdesk.oauth.scopes import SCOPES
 from regdesk.users.service import NewUser, create_user
+from tests.conftest import migrated_sqlite_url
 from tests.e2e.support import PASSWORD, application_callback, log_in, screenshot
 from tests.helpers import live_server
 
@@ -54,9 +54,8 @@ class Site:
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
     with application_callback() as callback:
-        url = f"sqlite:///{tmp_path_factory.mktemp('e2e') / 'regdesk.sqlite3'}"
+        url = migrated_sqlite_url(tmp_path_factory.mktemp("e2e") / "regdesk.sqlite3")
         engine = make_engine(url)
-        upgrade(engine)
         with write_session(engine) as session:
             for username, permissions in (("fox", ["user:read"]), ("owl", [])):
                 create_user(

@@ -25,7 +25,6 @@ from sqlalchemy.orm import Session
 from regdesk.audit.models import AuditEvent
 from regdesk.audit.service import Actor
 from regdesk.db import make_engine, write_session
-from regdesk.migrations.runner import upgrade
 from regdesk.oauth.permissions import DESK
 from regdesk.registrations.models import Order, PaymentMethod, Product, Registration
 from regdesk.registrations.ordering import mark_paid
@@ -33,6 +32,7 @@ from regdesk.registrations.service import register
 from regdesk.registrations.ticket_codes import ticket_of
 from regdesk.users.models import User
 from regdesk.users.service import NewUser, create_user
+from tests.conftest import migrated_sqlite_url
 from tests.e2e.support import PASSWORD, log_in, open_event, screenshot
 from tests.helpers import live_server
 
@@ -53,9 +53,8 @@ class Desk:
 
 @pytest.fixture(scope="module")
 def desk(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Desk]:
-    url = f"sqlite:///{tmp_path_factory.mktemp('e2e-desk') / 'regdesk.sqlite3'}"
+    url = migrated_sqlite_url(tmp_path_factory.mktemp("e2e-desk") / "regdesk.sqlite3")
     engine = make_engine(url)
-    upgrade(engine)
     actor = Actor("test")
     with write_session(engine) as session:
         staff = create_user(

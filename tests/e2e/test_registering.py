@@ -17,7 +17,6 @@ from sqlalchemy.orm import Session
 
 from regdesk.audit.service import Actor
 from regdesk.db import make_engine, write_session
-from regdesk.migrations.runner import upgrade
 from regdesk.registrations.models import (
     Order,
     Product,
@@ -26,6 +25,7 @@ from regdesk.registrations.models import (
     RegistrationOptionValue,
 )
 from regdesk.users.service import NewUser, create_user
+from tests.conftest import migrated_sqlite_url
 from tests.e2e.support import PASSWORD, log_in, open_event, screenshot
 from tests.helpers import live_server
 
@@ -44,9 +44,8 @@ class Site:
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
-    url = f"sqlite:///{tmp_path_factory.mktemp('e2e-registering') / 'regdesk.sqlite3'}"
+    url = migrated_sqlite_url(tmp_path_factory.mktemp("e2e-registering") / "regdesk.sqlite3")
     engine = make_engine(url)
-    upgrade(engine)
     with write_session(engine) as session:
         create_user(
             session,

@@ -18,8 +18,8 @@ from playwright.sync_api import Page, expect
 
 from regdesk.audit.service import Actor
 from regdesk.db import make_engine, write_session
-from regdesk.migrations.runner import upgrade
 from regdesk.users.service import NewUser, create_user
+from tests.conftest import migrated_sqlite_url
 from tests.e2e.support import PASSWORD, log_in, log_out, screenshot
 from tests.helpers import live_server
 
@@ -28,9 +28,8 @@ WRONG_CODE = "That code does not work."
 
 def _site(directory: Path, settings: dict[str, str]) -> Iterator[str]:
     """A live regdesk with an attendee (fox) and an administrator (ada), neither with a factor."""
-    url = f"sqlite:///{directory / 'regdesk.sqlite3'}"
+    url = migrated_sqlite_url(directory / "regdesk.sqlite3")
     engine = make_engine(url)
-    upgrade(engine)
     with write_session(engine) as session:
         for username, permissions in (("fox", []), ("ada", ["admin"])):
             new = NewUser(

@@ -15,17 +15,16 @@ from playwright.sync_api import Page, expect
 
 from regdesk.audit.service import Actor
 from regdesk.db import make_engine, write_session
-from regdesk.migrations.runner import upgrade
 from regdesk.users.service import NewUser, create_user
+from tests.conftest import migrated_sqlite_url
 from tests.e2e.support import PASSWORD, log_in, screenshot
 from tests.helpers import free_port, live_server
 
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    url = f"sqlite:///{tmp_path_factory.mktemp('e2e-key') / 'regdesk.sqlite3'}"
+    url = migrated_sqlite_url(tmp_path_factory.mktemp("e2e-key") / "regdesk.sqlite3")
     engine = make_engine(url)
-    upgrade(engine)
     with write_session(engine) as session:
         new = NewUser("fox", "fox@example.org", "Fae", "Fox", password=PASSWORD)
         create_user(session, Actor("test"), new)

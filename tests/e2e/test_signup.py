@@ -17,9 +17,9 @@ from sqlalchemy import Engine, select
 from sqlalchemy.orm import Session
 
 from regdesk.db import make_engine, write_session
-from regdesk.migrations.runner import upgrade
 from regdesk.registrations.models import Order
 from regdesk.users.models import User
+from tests.conftest import migrated_sqlite_url
 from tests.e2e.support import PASSWORD, mailed_link, open_event, screenshot
 from tests.helpers import live_server
 from tests.mail.support import Inbox, smtp_server
@@ -37,9 +37,8 @@ class Site:
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
     """An event with one product on sale, and no account yet."""
-    url = f"sqlite:///{tmp_path_factory.mktemp('e2e-signup') / 'regdesk.sqlite3'}"
+    url = migrated_sqlite_url(tmp_path_factory.mktemp("e2e-signup") / "regdesk.sqlite3")
     engine = make_engine(url)
-    upgrade(engine)
     with write_session(engine) as session:
         open_event(session, EVENT)
     settings = {"REGDESK_CURRENCY": "EUR"}

@@ -20,11 +20,11 @@ from sqlalchemy import Engine
 from regdesk.audit.service import Actor
 from regdesk.db import make_engine, write_session
 from regdesk.departments.models import Department, DepartmentLead
-from regdesk.migrations.runner import upgrade
 from regdesk.oauth.applications import create_application
 from regdesk.users.service import NewUser, create_user
 from regdesk.volunteers.form import Application, ContactMethod, save_application
 from regdesk.volunteers.options import OptionSpec, create_option
+from tests.conftest import migrated_sqlite_url
 from tests.e2e.support import PASSWORD, log_in, screenshot
 from tests.helpers import live_server
 
@@ -76,9 +76,8 @@ def _user(session: Any, username: str, permissions: list[str] | None = None) -> 
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
-    url = f"sqlite:///{tmp_path_factory.mktemp('e2e-volunteering') / 'regdesk.sqlite3'}"
+    url = migrated_sqlite_url(tmp_path_factory.mktemp("e2e-volunteering") / "regdesk.sqlite3")
     engine = make_engine(url)
-    upgrade(engine)
     with write_session(engine) as session:
         users = {name: _user(session, name) for name in ("fox", "owl", "sam", "hal", "kit", "lou")}
         users["ada"] = _user(session, "ada", ["admin"])

@@ -14,7 +14,9 @@ server's one delivery thread is inside a send when it dies.
 Time the outbox waits for (a dead process's lease, the retries' backoff) is made to pass by
 moving the due times of the waiting messages back by it, the database's clock driven as
 tests/webhooks drives the in-process one: the restarted server then finds them due at its next
-poll (5 s), never after minutes of sleep.
+poll, never after minutes of sleep. The servers here poll every POLL seconds
+(REGDESK_OUTBOX_POLL_SECONDS) rather than the 5 s a deployment does: the same look at the
+outbox, only made sooner, so that each turn of time waits a moment rather than 5 s.
 """
 
 from __future__ import annotations
@@ -45,8 +47,9 @@ from tests.web.support import PASSWORD, make_user
 from tests.webhooks.support import Received, Receiver, endpoint, stopped, verify
 
 PEOPLE = ("ann", "bob", "cat", "dan")
-POLL = 5.0  # regdesk.outbox.runner.POLL: how often a server looks for what became due
-DELIVERED_WITHIN = 30.0  # seconds: a poll or two, on a loaded machine
+POLL = 0.2  # seconds: how often the servers here look for what became due
+TURN = 3 * POLL  # after time passes: a poll, and the sends it finds due
+DELIVERED_WITHIN = 30.0  # seconds: a server's start and a poll or two, on a loaded machine
 
 
 @dataclass
@@ -71,7 +74,11 @@ def deployment(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Deplo
         users = {name: make_user(engine, name, password=None) for name in PEOPLE}
         make_user(engine, "boss", permissions=["admin"])
         endpoint(engine, receiver.url)
-        server = Server(url, tmp_path / "serve.log", {"REGDESK_WEBHOOKS_ALLOW_PRIVATE": "on"})
+        server = Server(
+            url,
+            tmp_path / "serve.log",
+            {"REGDESK_WEBHOOKS_ALLOW_PRIVATE": "on", "REGDESK_OUTBOX_POLL_SECONDS": str(POLL)},
+        )
         try:
             yield Deployment(request.param, engine, server, receiver, users)
         finally:
@@ -194,7 +201,7 @@ def time_passes_until_all_sent(engine: Engine) -> None:
         time_passes(engine, until_all_due(engine))
         return False
 
-    wait_until(sent_after_a_turn, DELIVERED_WITHIN, "every event to be delivered", every=1.0)
+    wait_until(sent_after_a_turn, DELIVERED_WITHIN, "every event to be delivered", every=TURN)
 
 
 def checked(received: list[Received], base: str, url: str) -> list[dict[str, Any]]:
@@ -348,7 +355,7 @@ def test_a_receiver_down_for_a_while_gets_every_event_when_it_comes_back(
                 time_passes(engine, until_all_due(engine))
                 return False
 
-            wait_until(tried_again, DELIVERED_WITHIN, "every event to be tried again", every=1.0)
+            wait_until(tried_again, DELIVERED_WITHIN, "every event to be tried again", every=TURN)
         assert not receiver.received
     ledger.inject(
         "webhook receiver down", refused_for_minutes=round(down_for / dt.timedelta(minutes=1))

@@ -8,7 +8,6 @@ from __future__ import annotations
 import base64
 import json
 from collections.abc import Iterator
-from pathlib import Path
 from urllib.parse import urlsplit
 
 import httpx
@@ -32,9 +31,14 @@ from tests.oidc.test_relying_party import Browser
 from tests.web.support import query
 
 
-@pytest.fixture(params=BACKENDS)
-def live(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[str, World]]:
-    with scratch_database_url(request.param, tmp_path, migrated=True) as url:
+@pytest.fixture(scope="module", params=BACKENDS)
+def live(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[str, World]]:
+    """One server per database, shared: each test signs fox in with a client and a grant of
+    its own, and changes nothing the other reads."""
+    directory = tmp_path_factory.mktemp("pyoidc")
+    with scratch_database_url(request.param, directory, migrated=True) as url:
         engine = make_engine(url)
         world = seed(engine)
         engine.dispose()

@@ -31,6 +31,9 @@ from regdesk.webhooks.endpoints import add_endpoint
 from regdesk.webhooks.models import WebhookDelivery
 
 ISSUER = "https://reg.example.org"
+# How often a receiver's server looks whether it is to stop: `stop()` waits for that look,
+# half a second with http.server's default, at every test's end.
+SHUTDOWN_POLL = 0.01
 
 
 @dataclass
@@ -90,7 +93,9 @@ class Receiver:
                 pass
 
         self.server = QuietServer(("127.0.0.1", port), Handler)
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        threading.Thread(
+            target=self.server.serve_forever, args=(SHUTDOWN_POLL,), daemon=True
+        ).start()
 
     def hold(self) -> None:
         self.answering.clear()

@@ -1,6 +1,6 @@
 """A server process's delivery: a thread that sends what is due on its channels, woken by a
-commit of this process that wrote to the outbox, and otherwise every POLL seconds (retries,
-and messages written by other processes)."""
+commit of this process that wrote to the outbox, and otherwise every `poll` seconds (retries,
+and messages written by other processes): REGDESK_OUTBOX_POLL_SECONDS, POLL unless set."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from sqlalchemy import Engine
 
 from regdesk.outbox.service import Channel, deliver, stop_waiting, waiting_for_new
 
-POLL = 5.0  # seconds
+POLL = 5.0  # seconds: REGDESK_OUTBOX_POLL_SECONDS's default (config.py)
 log = logging.getLogger("regdesk.outbox")
 
 
