@@ -10,10 +10,10 @@ from __future__ import annotations
 import logging
 import secrets
 import sqlite3
+import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-import psycopg
 import sqlalchemy.exc
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -267,13 +267,17 @@ def _server_error_response(_: Request, exc: Exception) -> JSONResponse:
     return JSONResponse({"errors": {"server": {"hash": trace}}}, status_code=500)
 
 
-# The database cannot be reached (restarting, down, or SQLite's lock held too long), whether
-# through the pool (SQLAlchemy's error) or on the event loop's own connection (the driver's).
-DATABASE_UNAVAILABLE = (
-    sqlalchemy.exc.OperationalError,
-    psycopg.OperationalError,
-    sqlite3.OperationalError,
-)
+def database_unavailable() -> tuple[type[Exception], ...]:
+    """The errors that say the database cannot be reached (restarting, down, or SQLite's lock
+    held too long), through the pool (SQLAlchemy's) or on the event loop's own connection (the
+    driver's). psycopg's is one of them once psycopg is loaded, which a PostgreSQL engine does
+    when it is made (create_app makes its engine before its handlers): a process on SQLite
+    never loads psycopg's 7 MB, and never meets its errors."""
+    found: list[type[Exception]] = [sqlalchemy.exc.OperationalError, sqlite3.OperationalError]
+    psycopg = sys.modules.get("psycopg")
+    if psycopg is not None:
+        found.append(psycopg.OperationalError)
+    return tuple(found)
 
 
 def _database_unavailable_response(_: Request, exc: Exception) -> JSONResponse:
@@ -292,7 +296,7 @@ def install_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(Invalid, _invalid_response)
     app.add_exception_handler(OAuthError, _oauth_error_response)
     app.add_exception_handler(StarletteHTTPException, _http_error_response)
-    for unavailable in DATABASE_UNAVAILABLE:
+    for unavailable in database_unavailable():
         app.add_exception_handler(unavailable, _database_unavailable_response)
     app.add_exception_handler(Exception, _server_error_response)
 

@@ -53,8 +53,6 @@ from typing import Any, Literal, cast
 from limits import RateLimitItem, parse_many
 from limits.storage import Storage, storage_from_string
 from limits.strategies import MovingWindowRateLimiter
-from redis.backoff import NoBackoff
-from redis.retry import Retry
 from starlette.datastructures import MutableHeaders
 from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -72,13 +70,21 @@ KEY_PREFIX = "regdesk"  # every Redis key starts with it
 # per request. A Redis on the same network answers in well under a millisecond.
 STORE_RETRY_SECONDS = 5.0
 WARNING_INTERVAL_SECONDS = 60.0
-REDIS_OPTIONS: dict[str, Any] = {
-    "socket_connect_timeout": 0.5,
-    "socket_timeout": 0.5,
-    # redis-py retries a failed connection three times with backoff by default: during an
-    # outage every request would wait for that. Options in the URL's query string win.
-    "retry": Retry(NoBackoff(), 0),
-}
+
+
+def redis_options() -> dict[str, Any]:
+    """How the counters' Redis client connects. Made when a process is given a Redis: redis-py
+    is 11 MB of a process's memory, which one that counts for itself does not carry."""
+    from redis.backoff import NoBackoff
+    from redis.retry import Retry
+
+    return {
+        "socket_connect_timeout": 0.5,
+        "socket_timeout": 0.5,
+        # redis-py retries a failed connection three times with backoff by default: during an
+        # outage every request would wait for that. Options in the URL's query string win.
+        "retry": Retry(NoBackoff(), 0),
+    }
 
 
 @dataclass(frozen=True)
@@ -156,7 +162,7 @@ class RateLimits:
         if settings.redis_url:
             # Connecting is lazy: a Redis that is down at startup does not stop the service.
             storage = storage_from_string(
-                settings.redis_url, key_prefix=KEY_PREFIX, **REDIS_OPTIONS
+                settings.redis_url, key_prefix=KEY_PREFIX, **redis_options()
             )
             return cls(cast(Storage, storage), limits, shared=True)
         return cls(cast(Storage, storage_from_string("memory://")), limits, shared=False)

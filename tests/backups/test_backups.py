@@ -14,7 +14,8 @@ from sqlalchemy.engine import make_url
 
 from regdesk.cli import main
 from regdesk.db import make_engine
-from regdesk.migrations.runner import head_revision, upgrade
+from regdesk.migrations.revisions import head_revision
+from regdesk.migrations.runner import upgrade
 from tests.backups.support import database_of_its_own, every_row
 from tests.conftest import BACKENDS, Cli
 from tests.transfer.support import rich_document

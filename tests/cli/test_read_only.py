@@ -11,7 +11,8 @@ from sqlalchemy import MetaData, select, text
 from sqlalchemy.engine import make_url
 
 from regdesk.db import make_engine
-from regdesk.migrations.runner import SchemaState, head_revision, schema_state, upgrade
+from regdesk.migrations.revisions import SchemaState, head_revision, schema_state
+from regdesk.migrations.runner import upgrade
 from tests.conftest import Cli
 
 # Every command that only reads: a new one (`mail list`, `webhooks list`) gets a row here.

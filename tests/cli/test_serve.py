@@ -12,7 +12,7 @@ from sqlalchemy import select
 
 from regdesk.db import make_engine, read_session
 from regdesk.db.instance import InstanceSetting
-from regdesk.migrations.runner import current_revision, head_revision
+from regdesk.migrations.revisions import current_revision, head_revision
 from tests.helpers import live_server
 
 

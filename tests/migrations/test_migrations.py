@@ -17,7 +17,8 @@ from sqlalchemy.exc import IntegrityError
 
 from regdesk.db import make_engine
 from regdesk.events.models import Event
-from regdesk.migrations.runner import current_revision, downgrade, head_revision, upgrade
+from regdesk.migrations.revisions import current_revision, head_revision
+from regdesk.migrations.runner import downgrade, upgrade
 from regdesk.models import metadata
 from regdesk.users.models import User
 

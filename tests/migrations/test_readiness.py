@@ -19,7 +19,8 @@ from sqlalchemy.engine import make_url
 
 from regdesk.db import make_engine
 from regdesk.migrations.readiness import UNREACHABLE
-from regdesk.migrations.runner import alembic_config, head_revision
+from regdesk.migrations.revisions import head_revision
+from regdesk.migrations.runner import alembic_config
 from tests.conftest import bearer, postgres_base_url, scratch_database_url
 from tests.faults.support import wait_until
 from tests.helpers import free_port, live_server

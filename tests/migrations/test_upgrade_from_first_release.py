@@ -18,7 +18,8 @@ from regdesk.app import create_app
 from regdesk.cli import main
 from regdesk.config import load_settings
 from regdesk.db import make_engine, sync_sequences
-from regdesk.migrations.runner import alembic_config, current_revision, head_revision, upgrade
+from regdesk.migrations.revisions import current_revision, head_revision
+from regdesk.migrations.runner import alembic_config, upgrade
 from tests.conftest import PUBLIC_URL, Cli, bearer
 from tests.migrations.first_release import (
     CLIENT_SECRET,

@@ -23,7 +23,7 @@ from sqlalchemy.exc import OperationalError
 from regdesk.backups import _postgres, _sqlite
 from regdesk.backups._sqlite import STEP_PAGES, Progress
 from regdesk.db import make_engine, refresh_statistics
-from regdesk.migrations.runner import SchemaState, schema_state
+from regdesk.migrations.revisions import SchemaState, schema_state
 
 __all__ = [
     "DATABASE_NAMES",

@@ -23,7 +23,8 @@ from regdesk.config import Settings, load_settings
 from regdesk.db import make_engine, read_session, write_session
 from regdesk.errors import Invalid
 from regdesk.keys import install as install_secret_key
-from regdesk.migrations.runner import SchemaState, schema_state, upgrade
+from regdesk.migrations.revisions import SchemaState, schema_state
+from regdesk.migrations.runner import upgrade
 from regdesk.oauth.applications import ApplicationNotFound
 
 Command = TypeVar("Command", bound=Callable[..., Any])

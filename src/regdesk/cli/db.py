@@ -16,7 +16,7 @@ def db() -> None:
 @pass_context
 def db_upgrade(context: Context) -> None:
     """Migrate the schema to the newest revision (Alembic)."""
-    from regdesk.migrations.runner import current_revision
+    from regdesk.migrations.revisions import current_revision
 
     click.echo(f"schema at revision {current_revision(context.migrated_engine)}")
 

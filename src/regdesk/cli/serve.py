@@ -76,6 +76,7 @@ def _run(
             ssl_context_factory=tls_context if tls_cert else None,
             proxy_headers=False,
             server_header=False,
+            ws="none",  # regdesk answers no WebSocket: its library stays unloaded (2 MB)
             timeout_keep_alive=context.settings.keep_alive_seconds,
             log_level="info",
             log_config=log_config(context.settings.log_format),

@@ -11,7 +11,7 @@ from functools import cache
 
 from sqlalchemy import Engine
 
-from regdesk.migrations.runner import current_revision, head_revision
+from regdesk.migrations.revisions import current_revision, head_revision
 
 UNREACHABLE = "the database does not answer"
 

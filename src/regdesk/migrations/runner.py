@@ -1,23 +1,24 @@
-"""Running the Alembic migrations from regdesk's own code (`regdesk db upgrade`, `serve`), and
-telling, without changing anything, whether a database's schema is the one the code needs."""
+"""Running the Alembic migrations from regdesk's own code (`regdesk db upgrade`, `serve`).
+Alembic is imported only when there is something for it to do: a database already at head is
+told so by migrations/revisions.py, which reads without it."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from alembic import command
-from alembic.config import Config
-from alembic.runtime.migration import MigrationContext
-from alembic.script import ScriptDirectory
 from sqlalchemy import Connection, Engine, text
 
 from regdesk import documents
 from regdesk.db import write_session
 from regdesk.documents.refresh import refresh as refresh_documents
+from regdesk.migrations.revisions import schema_state
 from regdesk.models import DOCUMENTS
+
+if TYPE_CHECKING:
+    from alembic.config import Config
 
 HERE = Path(__file__).parent
 # Any fixed number: PostgreSQL advisory lock held while migrating, so that several
@@ -28,12 +29,26 @@ MIGRATION_LOCK_ID = 0x7265_6764  # "regd"
 
 
 def alembic_config() -> Config:
+    from alembic.config import Config
+
     config = Config()
     config.set_main_option("script_location", str(HERE))
     return config
 
 
 def upgrade(engine: Engine, revision: str = "head") -> None:
+    if revision != "head" or not schema_state(engine).is_current:
+        _migrate(engine, revision)
+    if revision == "head":
+        # Render the record documents a migration queued (installing one queues every record).
+        documents.install(DOCUMENTS)
+        with write_session(engine) as session:
+            refresh_documents(session)
+
+
+def _migrate(engine: Engine, revision: str) -> None:
+    from alembic import command
+
     config = alembic_config()
     with engine.connect().execution_options(regdesk_write=True) as connection:
         if connection.dialect.name == "postgresql":
@@ -49,15 +64,12 @@ def upgrade(engine: Engine, revision: str = "head") -> None:
                     text("SELECT pg_advisory_unlock(:id)"), {"id": MIGRATION_LOCK_ID}
                 )
                 connection.commit()
-    if revision == "head":
-        # Render the record documents a migration queued (installing one queues every record).
-        documents.install(DOCUMENTS)
-        with write_session(engine) as session:
-            refresh_documents(session)
 
 
 def downgrade(engine: Engine, revision: str) -> None:
     """Back to `revision` (`base`: an empty schema), undoing each revision on the way."""
+    from alembic import command
+
     config = alembic_config()
     with engine.connect() as connection:
         config.attributes["connection"] = connection
@@ -91,48 +103,9 @@ def _sqlite_foreign_keys_checked_at_commit(connection: Connection) -> Iterator[N
 
 def new_revision(engine: Engine, message: str) -> None:
     """Write a new revision from the difference between the models and `engine`'s schema."""
+    from alembic import command
+
     config = alembic_config()
     with engine.connect() as connection:
         config.attributes["connection"] = connection
         command.revision(config, message=message, autogenerate=True)
-
-
-def current_revision(engine: Engine) -> str | None:
-    with engine.connect() as connection:
-        return MigrationContext.configure(connection).get_current_revision()
-
-
-def head_revision() -> str | None:
-    return ScriptDirectory.from_config(alembic_config()).get_current_head()
-
-
-@dataclass(frozen=True)
-class SchemaState:
-    """Where a database's schema is (`current`; None when it has none) and where this code's
-    migrations end (`head`)."""
-
-    current: str | None
-    head: str | None
-    known: bool  # `current` is None or one of this code's revisions: `upgrade` reaches head
-
-    @property
-    def is_current(self) -> bool:
-        return self.current == self.head
-
-
-def schema_state(engine: Engine) -> SchemaState:
-    """The database's revision beside the code's, read without writing anything: no table, no
-    row, and no SQLite file (connecting to a missing or empty one would create it)."""
-    script = ScriptDirectory.from_config(alembic_config())
-    head = script.get_current_head()
-    current = None if _no_sqlite_file(engine) else current_revision(engine)
-    known = current is None or any(r.revision == current for r in script.walk_revisions())
-    return SchemaState(current=current, head=head, known=known)
-
-
-def _no_sqlite_file(engine: Engine) -> bool:
-    database = engine.url.database
-    if engine.dialect.name != "sqlite" or not database or database == ":memory:":
-        return False
-    path = Path(database)
-    return not path.exists() or path.stat().st_size == 0

@@ -32,7 +32,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from regdesk import ratelimit
 from regdesk.db import UTCDateTime, utcnow
 from regdesk.db.driver import GroupedWrites, LoopReads, Query
-from regdesk.errors import DATABASE_UNAVAILABLE, OAuthError
+from regdesk.errors import OAuthError, database_unavailable
 from regdesk.oauth.clients import ClientCredentials, client_credentials, client_number
 from regdesk.oauth.scopes import ScopeError, check_service_scopes, format_scopes, parse_scopes
 from regdesk.oauth.token_form import MAX_TOKEN_BODY, token_fields
@@ -170,7 +170,7 @@ async def _answer(
             return None
         ttl = state.settings.access_token_ttl
         issued = await quick_token(state.loop_reads, state.new_tokens, client, fields, ttl)
-    except DATABASE_UNAVAILABLE:
+    except database_unavailable():
         return None  # the route tries again, and answers the error as every route does
     return None if issued is None else (issued, verdict)
 

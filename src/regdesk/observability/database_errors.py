@@ -11,16 +11,26 @@ from __future__ import annotations
 import functools
 import inspect
 import sqlite3
+import sys
 from collections.abc import Callable
 from typing import Any
 
-import psycopg
 import sqlalchemy.exc
 from fastapi import FastAPI
 
 from regdesk.observability import metrics
 
-DATABASE_ERRORS = (sqlalchemy.exc.DBAPIError, psycopg.Error, sqlite3.Error)
+
+def database_errors() -> tuple[type[Exception], ...]:
+    """A database's errors: SQLAlchemy's, SQLite's, and psycopg's once a PostgreSQL engine has
+    loaded it (errors.database_unavailable says why not before)."""
+    found: list[type[Exception]] = [sqlalchemy.exc.DBAPIError, sqlite3.Error]
+    psycopg = sys.modules.get("psycopg")
+    if psycopg is not None:
+        found.append(psycopg.Error)
+    return tuple(found)
+
+
 PEP_249 = frozenset(
     {
         "InterfaceError",
@@ -47,7 +57,9 @@ def count_database_errors(app: FastAPI) -> None:
     """Every handler that may render a database error counts it first (call after the error
     handlers are installed, before the first request)."""
     for key, handler in list(app.exception_handlers.items()):
-        if key in (500, Exception) or (isinstance(key, type) and issubclass(key, DATABASE_ERRORS)):
+        if key in (500, Exception) or (
+            isinstance(key, type) and issubclass(key, database_errors())
+        ):
             app.exception_handlers[key] = _counting(handler)
 
 
@@ -70,5 +82,5 @@ def _counting(handler: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def _count(error: Exception) -> None:
-    if isinstance(error, DATABASE_ERRORS):
+    if isinstance(error, database_errors()):
         metrics.database_error(kind_of(error))
