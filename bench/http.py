@@ -38,6 +38,8 @@ USERS = int(os.environ.get("BENCH_USERS", "100000"))
 VOLUNTEERS = int(os.environ.get("BENCH_VOLUNTEERS", "20000"))
 SECONDS = int(os.environ.get("BENCH_SECONDS", "5"))
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", "2"))
+# BENCH_ENDPOINTS="token,departments": only the endpoints whose names hold one of these words.
+ONLY_ENDPOINTS = [w for w in os.environ.get("BENCH_ENDPOINTS", "").split(",") if w]
 CONNECTIONS = 16
 REGDESK = Path(sys.executable).with_name("regdesk")
 UVICORN = Path(sys.executable).with_name("uvicorn")
@@ -319,7 +321,11 @@ def bench_database(database_url: str, label: str) -> dict[str, object]:
     ):
         credentials = _credentials(database_url, base)
         folder = Path(scratch)
-        endpoints = _endpoints(base, credentials)
+        endpoints = [
+            endpoint
+            for endpoint in _endpoints(base, credentials)
+            if not ONLY_ENDPOINTS or any(word in endpoint.name for word in ONLY_ENDPOINTS)
+        ]
         recorded = {}
         for endpoint in endpoints:
             headers = {"Authorization": credentials[endpoint.auth]}
