@@ -39,22 +39,20 @@ def test_the_current_revision_is_alembics_at_base_midway_and_head(engine: Engine
 def test_a_server_on_a_current_database_never_loads_alembic(database_url: str) -> None:
     """What `regdesk serve` does before it answers (the schema brought to head, the app made),
     on a database already at head: Alembic stays out of the process (10 MB of its memory)."""
-    first = subprocess.run(
-        [sys.executable, "-c", _SERVE_STEPS, database_url],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "REGDESK_DATABASE_URL": database_url},
-    )
-    assert first.returncode == 0, first.stderr
-    again = subprocess.run(
-        [sys.executable, "-c", _SERVE_STEPS, database_url],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "REGDESK_DATABASE_URL": database_url},
-    )
-    assert again.returncode == 0, again.stderr
-    assert first.stdout.split() == ["migrated", "alembic"]  # a new database: Alembic's work
-    assert again.stdout.split() == ["migrated", "no-alembic"]
+
+    def serve_steps() -> list[str]:
+        done = subprocess.run(
+            [sys.executable, "-c", _SERVE_STEPS, database_url],
+            capture_output=True,
+            text=True,
+            env={**os.environ, "REGDESK_DATABASE_URL": database_url},
+        )
+        assert done.returncode == 0, done.stderr
+        return done.stdout.split()
+
+    first, again = serve_steps(), serve_steps()
+    assert first == ["migrated", "alembic"]  # a new database: Alembic's work
+    assert again == ["migrated", "no-alembic"]
 
 
 _SERVE_STEPS = textwrap.dedent(
