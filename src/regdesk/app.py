@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from functools import cache
@@ -24,7 +25,7 @@ from regdesk.accounts.routes import router as current_user_router
 from regdesk.admin.routes import router as admin_router
 from regdesk.bodies import BodyLimits
 from regdesk.config import Settings, load_settings
-from regdesk.db import make_engine, write_session
+from regdesk.db import is_sqlite, make_engine, write_session
 from regdesk.db.driver import GroupedWrites, LoopReads
 from regdesk.db.instance import instance_secret_key
 from regdesk.departments.routes import router as departments_router
@@ -117,6 +118,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        # Requests' writes take turns on SQLite (deps._write_turn), on this loop.
+        app.state.write_turn = asyncio.Lock() if is_sqlite(engine) else None
         app.state.secret_key = instance_secret_key(engine, settings.secret_key)
         app.state.cursors = Cursors(app.state.secret_key)
         keys.install(engine, app.state.secret_key)  # the key store encrypts with it

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import asyncio
+from collections.abc import AsyncIterator, Iterator
 from typing import Annotated
 
 from fastapi import Depends, Request
@@ -27,7 +28,28 @@ def _reading(request: Request) -> Iterator[Session]:
         yield session
 
 
-def _writing(request: Request) -> Iterator[Session]:
+async def _write_turn(request: Request) -> AsyncIterator[None]:
+    """A request's turn to write, on SQLite: taken on the event loop before the write session
+    opens in a worker thread, and given back after it commits.
+
+    SQLite has one writer at a time, and one that finds its lock held sleeps in the driver's
+    busy handler, up to 100 ms a try, holding its worker thread; nothing wakes it when the lock
+    comes free. When registration opened, every worker thread slept there while the lock sat
+    free, and the requests that held it waited for a thread to commit in. A request waiting
+    for its turn here holds no thread and is woken as soon as the one before it is done;
+    writers outside requests, and other processes, still meet SQLite's lock. None on
+    PostgreSQL, whose writers wait on the rows they share and nothing else."""
+    turn: asyncio.Lock | None = getattr(request.app.state, "write_turn", None)
+    if turn is None:
+        yield
+        return
+    async with turn:
+        yield
+
+
+def _writing(
+    request: Request, _turn: Annotated[None, Depends(_write_turn, scope="function")]
+) -> Iterator[Session]:
     with write_session(request.app.state.engine) as session:
         yield session
 
