@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import datetime as dt
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import pytest
-from sqlalchemy import Engine, select, text
+from sqlalchemy import Engine, event, select, text
 
-from regdesk.db import among, make_engine, read_session, write_session
+from regdesk.db import among, make_engine, read_session, refresh_statistics, write_session
 from regdesk.db.instance import InstanceSetting, instance_secret_key
 from regdesk.events.models import Event
 
@@ -92,3 +93,22 @@ def test_among_selects_exactly_the_ids_asked_for(engine: Engine, ids: list[int])
     with read_session(engine) as session:
         found = session.scalars(select(Event.id).where(among(session, Event.id, ids))).all()
     assert sorted(found) == sorted(set(ids))
+
+
+def test_refreshing_statistics_on_sqlite_takes_the_write_lock_up_front(tmp_path: Path) -> None:
+    """PRAGMA optimize may write (ANALYZE): begun as a reader, it failed at once when another
+    writer committed between its read and its write, after an import had committed."""
+    engine = make_engine(f"sqlite:///{tmp_path / 'statistics.sqlite3'}")
+    begun: list[str] = []
+    event.listen(
+        engine,
+        "before_cursor_execute",
+        lambda _c, _cursor, statement, *_: (
+            begun.append(statement) if statement.startswith("BEGIN") else None
+        ),
+    )
+    try:
+        refresh_statistics(engine)
+    finally:
+        engine.dispose()
+    assert begun == ["BEGIN IMMEDIATE"]

@@ -248,6 +248,11 @@ def refresh_statistics(engine: Engine) -> None:
         if connection.dialect.name == "postgresql":
             connection.execution_options(isolation_level="AUTOCOMMIT").exec_driver_sql("ANALYZE")
         else:
+            # It may write (ANALYZE), so it takes the write lock up front as every writer does:
+            # begun as a reader, it failed at once ("database is locked") when a commit came
+            # between its read and its write, and the import that had just committed was
+            # reported as failed.
+            connection.execution_options(regdesk_write=True)
             connection.exec_driver_sql("PRAGMA optimize")
             connection.commit()
 
