@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, replace
 from typing import Annotated
 
-from fastapi import APIRouter, Form, Query, Request
+from fastapi import APIRouter, Depends, Form, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from sqlalchemy import Engine
+from starlette.concurrency import run_in_threadpool
 
 from regdesk import ratelimit
 from regdesk.accounts import throttle
@@ -18,6 +20,7 @@ from regdesk.accounts.sign_in import pending_login_response, signed_in_response
 from regdesk.audit.service import Actor, record_event
 from regdesk.db import read_session
 from regdesk.oauth.grants import revoke_application
+from regdesk.users.models import User
 from regdesk.users.service import find_by_login
 from regdesk.web import csrf
 from regdesk.web.pages import render
@@ -64,49 +67,85 @@ def login_page(
     )
 
 
-@router.post("/login")
-def login(
-    request: Request,
-    db: PageDb,
-    visitor: VisitorDep,
-    username: TextField = "",
-    password: TextField = "",
-    csrf_token: TextField = "",
-    next_: Annotated[str, Form(alias="next")] = "",
-) -> Response:
-    target = local_path(next_)
+@dataclass(frozen=True)
+class _Checked:
+    """What a sign-in finds before its turn to write comes (deps._write_turn): the account, the
+    attempt, and the password's argon2 check, whose tens of milliseconds of CPU must not hold
+    up every other writer. Nothing here writes."""
+
+    genuine: bool  # the form came from our login page (CSRF)
+    login_name: str
+    user: User | None = None
+    attempt: throttle.Attempt | None = None
+    wait: int | None = None  # the login's own throttle says wait this long
+    address_wait: int | None = None  # the address's pace of password checks says so
+    matches: bool = False
+
+
+async def _checked_login(
+    request: Request, username: TextField = "", password: TextField = "", csrf_token: TextField = ""
+) -> _Checked:
+    # An async dependency declared before the page's write session: FastAPI solves them in
+    # order, so this runs (in a worker thread) before the session takes its turn.
+    return await run_in_threadpool(_check_login, request, username, password, csrf_token)
+
+
+def _check_login(request: Request, username: str, password: str, csrf_token: str) -> _Checked:
     login_name = username.strip()[:MAX_LOGIN]
     if not csrf.login_form_is_genuine(request, csrf_token):
-        return forbidden(request, visitor)
-    address = client_address(request)
+        return _Checked(genuine=False, login_name=login_name)
     limits_on = request.app.state.settings.rate_limits == "on"
-    # Looked up and checked before the page's transaction takes its lock (on SQLite the
-    # database's one write lock): argon2's tens of milliseconds must not hold up every writer.
     engine: Engine = request.app.state.engine
     with read_session(engine) as lookup:
         user = find_by_login(lookup, login_name) if login_name else None
         device = trusted_device(request, user)
-        attempt = throttle.attempt(login_name, address, device)
+        attempt = throttle.attempt(login_name, client_address(request), device)
         wait = throttle.retry_after(lookup, attempt) if limits_on else None
+    checked = _Checked(True, login_name, user, attempt, wait)
     if device is None and wait is None:
         # The address's pace of password checks (argon2 costs a core): a browser that signed
         # in to this account before is not held up by what others at its address send.
         limited = ratelimit.count(request, "login", ratelimit.sender(request))
         if limited is not None and not limited.allowed:
-            return _too_many(
-                request,
-                visitor,
-                "Too many attempts to log in from your address.",
-                limited.retry_after,
-                next_=target,
-                username=login_name,
-            )
+            return replace(checked, address_wait=limited.retry_after)
     if wait is None:
-        matches = password_matches(user, password)
-        if limits_on:
-            # Again under the lock, which counts attempts on one login one after another.
-            throttle.lock(db, attempt)
-            wait = throttle.retry_after(db, attempt)
+        return replace(checked, matches=password_matches(user, password))
+    return checked
+
+
+@router.post("/login")
+def login(
+    request: Request,
+    checked: Annotated[_Checked, Depends(_checked_login)],  # first: before the write turn
+    db: PageDb,
+    visitor: VisitorDep,
+    next_: Annotated[str, Form(alias="next")] = "",
+) -> Response:
+    target = local_path(next_)
+    login_name, user, attempt, wait = (
+        checked.login_name,
+        checked.user,
+        checked.attempt,
+        checked.wait,
+    )
+    if not checked.genuine:
+        return forbidden(request, visitor)
+    assert attempt is not None
+    address = client_address(request)
+    if checked.address_wait is not None:
+        return _too_many(
+            request,
+            visitor,
+            "Too many attempts to log in from your address.",
+            checked.address_wait,
+            next_=target,
+            username=login_name,
+        )
+    matches = checked.matches
+    if wait is None and request.app.state.settings.rate_limits == "on":
+        # Again under the lock, which counts attempts on one login one after another.
+        throttle.lock(db, attempt)
+        wait = throttle.retry_after(db, attempt)
     if wait is not None:
         return _too_many(
             request,
