@@ -289,6 +289,29 @@ class Registered:
         return int(self.client_id)
 
 
+def register_application(
+    engine: Engine,
+    *,
+    name: str,
+    service_scopes: str = "",
+    obo_scopes: str = "",
+    redirect_uris: Sequence[str] = (),
+    description: str = "",
+) -> Registered:
+    """An application registered as an administrator does it, with its client secret."""
+    with write_session(engine) as session:
+        application, secret = create_application(
+            session,
+            Actor("test"),
+            name=name,
+            description=description,
+            redirect_uris=redirect_uris,
+            service_scopes=service_scopes,
+            obo_scopes=obo_scopes,
+        )
+    return Registered(str(application.id), secret)
+
+
 class Apps:
     """Registers applications and gets tokens for them, as tests need them."""
 
@@ -306,16 +329,13 @@ class Apps:
     ) -> Registered:
         if obo_scopes and not redirect_uris:
             redirect_uris = [TOOL_REDIRECT]  # where its users come back to (mint needs one)
-        with write_session(self.engine) as session:
-            application, secret = create_application(
-                session,
-                Actor("test"),
-                name=name,
-                redirect_uris=redirect_uris,
-                service_scopes=service_scopes,
-                obo_scopes=obo_scopes,
-            )
-        return Registered(str(application.id), secret)
+        return register_application(
+            self.engine,
+            name=name,
+            service_scopes=service_scopes,
+            obo_scopes=obo_scopes,
+            redirect_uris=redirect_uris,
+        )
 
     def service_token(self, scopes: str, *, request_scope: str | None = None) -> str:
         """A client_credentials token from the token endpoint, for a new application."""

@@ -26,12 +26,11 @@ from sqlalchemy import Engine, func, select
 from regdesk.audit.models import AuditEvent
 from regdesk.audit.service import Actor
 from regdesk.db import make_engine, read_session, write_session
-from regdesk.oauth.applications import create_application
 from regdesk.oauth.authorization import approve, check_authorization_request
 from regdesk.oauth.models import AccessToken, Grant, RefreshToken
 from regdesk.security import token_hash
 from regdesk.transport import REFUSAL
-from tests.conftest import Registered, scratch_database_url
+from tests.conftest import Registered, register_application, scratch_database_url
 from tests.deploy.support import Deployment, LogLine, deployment
 from tests.e2e.conftest import CHROMIUM, CHROMIUM_ARGS
 from tests.e2e.support import application_callback, log_in
@@ -62,16 +61,13 @@ class Site:
         service_scopes: str = "",
         redirect_uris: Sequence[str] = (),
     ) -> Registered:
-        with write_session(self.engine) as session:
-            application, secret = create_application(
-                session,
-                Actor("test"),
-                name=name,
-                obo_scopes=obo_scopes,
-                service_scopes=service_scopes,
-                redirect_uris=redirect_uris,
-            )
-        return Registered(str(application.id), secret)
+        return register_application(
+            self.engine,
+            name=name,
+            obo_scopes=obo_scopes,
+            service_scopes=service_scopes,
+            redirect_uris=redirect_uris,
+        )
 
 
 @pytest.fixture

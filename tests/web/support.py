@@ -17,9 +17,8 @@ from sqlalchemy.orm import Session
 from regdesk.audit.models import AuditEvent
 from regdesk.audit.service import Actor
 from regdesk.db import write_session
-from regdesk.oauth.applications import create_application
 from regdesk.users.service import NewUser, create_user
-from tests.conftest import Registered
+from tests.conftest import Registered, register_application
 
 PASSWORD = "correct horse battery staple"
 CALLBACK = "https://app.example/cb"
@@ -168,13 +167,10 @@ def register_app(
     name: str = APP_NAME,
     redirect_uris: Sequence[str] = (CALLBACK,),
 ) -> Registered:
-    with write_session(engine) as session:
-        application, secret = create_application(
-            session,
-            Actor("test"),
-            name=name,
-            description=APP_DESCRIPTION,
-            redirect_uris=redirect_uris,
-            obo_scopes=obo_scopes,
-        )
-    return Registered(str(application.id), secret)
+    return register_application(
+        engine,
+        name=name,
+        description=APP_DESCRIPTION,
+        redirect_uris=redirect_uris,
+        obo_scopes=obo_scopes,
+    )
