@@ -10,7 +10,9 @@ one that takes only `database_url` gets an empty database, for migrations and co
 
 Passwords are hashed with argon2id at its smallest cost in every test process (one knob,
 `cheap_password_hashing`): the same real hashing and verification, quick. A test that needs
-the service's own cost is marked `real_password_hashing`.
+the service's own cost is marked `real_password_hashing`. And RSA signing keys, which every
+app start makes and which take a tenth of a second each, are made once per test process and
+handed out again (`reused_rsa_keys`), never twice to one database.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import os
 import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
@@ -26,9 +29,10 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 from argon2 import PasswordHasher
 from click.testing import CliRunner, Result
+from cryptography.hazmat.primitives.asymmetric import rsa
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
-from sqlalchemy import Engine, text
+from sqlalchemy import Engine, select, text
 
 from regdesk import security
 from regdesk.app import create_app
@@ -36,7 +40,9 @@ from regdesk.audit.service import Actor
 from regdesk.cli import main
 from regdesk.config import load_settings
 from regdesk.db import make_engine, write_session
-from regdesk.oauth.applications import create_application
+from regdesk.keys import store as key_store
+from regdesk.keys.models import SigningKey
+from regdesk.oauth.applications import DEFAULT_ID_TOKEN_ALG, create_application
 from regdesk.oauth.authorization import approve, check_authorization_request, scopes_user_lacks
 from regdesk.oauth.models import Application
 from tests.databases import CATALOGS, PostgresSchemas, SqliteTemplate, autocommit, with_schema
@@ -67,6 +73,46 @@ def _real_password_hashing_when_marked(
 ) -> None:
     if request.node.get_closest_marker("real_password_hashing") is not None:
         monkeypatch.setattr(security, "_password_hasher", security.SERVICE_PASSWORD_HASHER)
+
+
+# --- signing keys ---------------------------------------------------------------------------
+
+# Each app start makes the instance's RSA key for ID tokens (oidc.ensure_keys), and a 2048-bit
+# RSA key takes about a tenth of a second to make: more than the rest of most tests. So a test
+# process keeps the RSA keys the real generator made and hands them out again: a database gets
+# the first one it does not hold yet (its kids are the keys' thumbprints), a new one made when
+# it holds them all. Same real keys, same store code; a database never holds one key twice.
+_RSA_KEYS: list[tuple[str, rsa.RSAPrivateKey]] = []  # (thumbprint, key), in the order made
+_kids_held: ContextVar[frozenset[str]] = ContextVar("kids_held")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def reused_rsa_keys() -> Iterator[None]:
+    make_rsa = key_store.GENERATORS["RS256"]
+    add = key_store._add
+
+    def add_noting_held_kids(bind: key_store.Bind, purpose: str, algorithm: str) -> None:
+        held = frozenset(bind.execute(select(SigningKey.kid)).scalars())
+        token = _kids_held.set(held)
+        try:
+            add(bind, purpose, algorithm)
+        finally:
+            _kids_held.reset(token)
+
+    def reused_rsa() -> key_store.PrivateKeyType:
+        held = _kids_held.get(frozenset())
+        for kid, key in _RSA_KEYS:
+            if kid not in held:
+                return key
+        made = make_rsa()
+        assert isinstance(made, rsa.RSAPrivateKey)
+        _RSA_KEYS.append((key_store.thumbprint(made.public_key()), made))
+        return made
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(key_store, "_add", add_noting_held_kids)
+        patch.setitem(key_store.GENERATORS, "RS256", reused_rsa)
+        yield
 
 
 # --- order --------------------------------------------------------------------------------
@@ -297,6 +343,8 @@ def register_application(
     obo_scopes: str = "",
     redirect_uris: Sequence[str] = (),
     description: str = "",
+    post_logout_redirect_uris: Sequence[str] = (),
+    id_token_alg: str = DEFAULT_ID_TOKEN_ALG,
 ) -> Registered:
     """An application registered as an administrator does it, with its client secret."""
     with write_session(engine) as session:
@@ -308,6 +356,8 @@ def register_application(
             redirect_uris=redirect_uris,
             service_scopes=service_scopes,
             obo_scopes=obo_scopes,
+            post_logout_redirect_uris=post_logout_redirect_uris,
+            id_token_alg=id_token_alg,
         )
     return Registered(str(application.id), secret)
 

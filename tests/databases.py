@@ -27,6 +27,7 @@ from urllib.parse import quote
 from sqlalchemy import Engine, event, text
 
 from regdesk.db import make_engine
+from regdesk.migrations.revisions import head_revision
 from regdesk.migrations.runner import upgrade
 
 # The catalogs a schema's tables, columns, indexes, constraints, functions and triggers live in,
@@ -48,9 +49,12 @@ CATALOGS = (
 
 
 def with_schema(base: str, schema: str) -> str:
-    """`base` reaching `schema` first (its search_path)."""
+    """`base` reaching `schema` first (its search_path), committing without waiting for the
+    disk (synchronous_commit off: a commit is as visible to every session, and only a crash of
+    the shared server, which no test causes, could lose one). 406 PostgreSQL tests of the
+    data layer, commands and API took 69 s instead of 74 s."""
     separator = "&" if "?" in base else "?"
-    return f"{base}{separator}options={quote(f'-csearch_path={schema}')}"
+    return f"{base}{separator}options={quote(f'-csearch_path={schema} -csynchronous_commit=off')}"
 
 
 def autocommit(url: str) -> Engine:
@@ -200,6 +204,12 @@ class PostgresSchemas:
             cursor.execute("SET LOCAL lock_timeout = '10s'")
             cursor.execute(_CATALOG_PRINT)
             if cursor.fetchone()[0] != self._prints.get(schema):
+                connection.rollback()
+                return False
+            # Emptying keeps alembic_version's row: a test that changed it (a schema from a
+            # newer release, say) left a schema the next test must not get.
+            cursor.execute("SELECT version_num FROM alembic_version")
+            if [row[0] for row in cursor.fetchall()] != [head_revision()]:
                 connection.rollback()
                 return False
             cursor.execute(_EMPTY)

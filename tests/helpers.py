@@ -18,6 +18,8 @@ import redis
 from sqlalchemy import Engine, MetaData, func, select
 from sqlalchemy.engine import make_url
 
+from tests import forkserver, http_calls
+
 
 def database_text(engine: Engine) -> str:
     """Every row of every table, as text: for asserting that a secret is nowhere in it."""
@@ -114,12 +116,12 @@ def _spawn(
     port: int,
     arguments: Sequence[str] = (),
     stderr: IO[bytes] | None = None,
-) -> tuple[subprocess.Popen[bytes], str]:
+) -> tuple[forkserver.Process, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("REGDESK_")}
     env.update(settings or {})
     env["REGDESK_DATABASE_URL"] = database_url
     regdesk = Path(sys.executable).with_name("regdesk")
-    process = subprocess.Popen(
+    process = forkserver.popen(
         [str(regdesk), "serve", "--host", "127.0.0.1", "--port", str(port), *arguments],
         env=env,
         stdout=subprocess.DEVNULL if stdout is None else stdout,
@@ -128,12 +130,12 @@ def _spawn(
     return process, f"http://127.0.0.1:{port}"
 
 
-def _wait_until_healthy(process: subprocess.Popen[bytes], base: str) -> None:
+def _wait_until_healthy(process: forkserver.Process, base: str) -> None:
     deadline = time.monotonic() + 30
     while True:
         assert process.poll() is None, process.stderr.read().decode() if process.stderr else ""
         try:
-            if httpx.get(f"{base}/healthz").status_code == 200:
+            if http_calls.get(f"{base}/healthz").status_code == 200:
                 return
         except httpx.TransportError:
             pass
@@ -141,7 +143,7 @@ def _wait_until_healthy(process: subprocess.Popen[bytes], base: str) -> None:
         time.sleep(0.05)
 
 
-def _stop(process: subprocess.Popen[bytes]) -> None:
+def _stop(process: forkserver.Process) -> None:
     process.terminate()
     process.wait(timeout=10)
 

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import httpx
 
+from tests import http_calls
 from tests.helpers import live_server_process
 
 KIB = 1024
@@ -100,7 +101,7 @@ def warm_up(base: str) -> None:
     for path, content_type in ROUTES.items():
         for size in (10, 65 * KIB):
             try:
-                response = httpx.post(
+                response = http_calls.post(
                     f"{base}{path}", content=b"a" * size, headers={"Content-Type": content_type}
                 )
             except httpx.TransportError:
@@ -116,4 +117,4 @@ def test_memory_of_the_server_stays_flat_while_large_bodies_are_sent(sqlite_url:
         growth = asyncio.run(asyncio.wait_for(send_all_watching(port, pid, baseline), 30))
         peak = memory(pid, "VmHWM") - baseline
         assert max(growth, peak) < GROWTH, f"grew by {max(growth, peak) / MB:.0f} MB"
-        assert httpx.get(f"{base}/healthz").json() == {"status": "ok"}
+        assert http_calls.get(f"{base}/healthz").json() == {"status": "ok"}

@@ -69,6 +69,8 @@ def test_a_schema_is_handed_on_empty_and_migrated(pool: tuple[PostgresSchemas, s
         "DROP INDEX ix_orders_user_id",
         "ALTER TABLE users DISABLE TRIGGER ALL",
         "CREATE TYPE mood AS ENUM ('calm')",
+        # Not the catalogs: the revision row that emptying keeps (a newer release's schema).
+        "UPDATE alembic_version SET version_num = '9999'",
     ],
 )
 def test_a_schema_a_test_changed_is_dropped_not_handed_on(

@@ -8,7 +8,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
-import httpx
 import pytest
 from sqlalchemy import text
 
@@ -16,6 +15,7 @@ from regdesk.audit.service import Actor
 from regdesk.db import make_engine, write_session
 from regdesk.demo import load_demo
 from regdesk.oauth.applications import create_application, set_suspended
+from tests import http_calls
 from tests.conftest import BACKENDS, postgres_base_url, scratch_database_url
 from tests.helpers import live_servers
 from tests.oauth.test_code_flow_client_library import (
@@ -64,7 +64,7 @@ def test_two_processes_share_codes_sessions_and_revocations(deployment: Deployme
     code = parse_qs(urlsplit(back).query)["code"][0]
 
     # ...and the tool redeems the code on the second.
-    tokens = httpx.post(
+    tokens = http_calls.post(
         f"{second}/api/oauth/token",
         data={"grant_type": "authorization_code", "code": code, "redirect_uri": CALLBACK},
         auth=auth,
@@ -72,17 +72,17 @@ def test_two_processes_share_codes_sessions_and_revocations(deployment: Deployme
     assert tokens.status_code == 200, tokens.text
     access = {"Authorization": f"Bearer {tokens.json()['access_token']}"}
     for base in (first, second):
-        assert httpx.get(f"{base}/api/users/current", headers=access).status_code == 200
+        assert http_calls.get(f"{base}/api/users/current", headers=access).status_code == 200
 
     # A revocation on the first process is refused on the second at once.
-    revoked = httpx.post(
+    revoked = http_calls.post(
         f"{first}/api/oauth/revoke",
         data={"token": tokens.json()["refresh_token"], "token_type_hint": "refresh_token"},
         auth=auth,
     )
     assert revoked.status_code == 200
-    assert httpx.get(f"{second}/api/users/current", headers=access).status_code == 401
-    refresh = httpx.post(
+    assert http_calls.get(f"{second}/api/users/current", headers=access).status_code == 401
+    refresh = http_calls.post(
         f"{second}/api/oauth/token",
         data={"grant_type": "refresh_token", "refresh_token": tokens.json()["refresh_token"]},
         auth=auth,
@@ -92,14 +92,14 @@ def test_two_processes_share_codes_sessions_and_revocations(deployment: Deployme
 
 def test_a_session_made_on_one_process_is_honoured_by_the_other(deployment: Deployment) -> None:
     first, second = deployment.first, deployment.second
-    with httpx.Client(base_url=first) as browser:
+    with http_calls.client(base_url=first) as browser:
         page = browser.get("/login")
         fields = form_with(page_forms(page.text), "password")
         fields.pop("__action__")
         fields.update(username="fox", password=PASSWORD)
         assert browser.post("/login", data=fields).status_code in (302, 303)
         cookies = browser.cookies
-    with httpx.Client(base_url=second, cookies=cookies) as other:
+    with http_calls.client(base_url=second, cookies=cookies) as other:
         account = other.get("/account")
         assert account.status_code == 200
         assert "Connected applications" in account.text
@@ -131,7 +131,7 @@ def test_every_process_refuses_a_revoked_or_suspended_token_on_its_next_request(
     auth = (str(client_id), secret)
 
     def token_from(base: str) -> dict[str, str]:
-        answer = httpx.post(
+        answer = http_calls.post(
             f"{base}/api/oauth/token", data={"grant_type": "client_credentials"}, auth=auth
         )
         assert answer.status_code == 200, answer.text
@@ -139,15 +139,17 @@ def test_every_process_refuses_a_revoked_or_suspended_token_on_its_next_request(
 
     def reads(base: str, bearer: dict[str, str]) -> set[int]:
         return {
-            httpx.get(f"{base}/api/v0/users/1", headers=bearer).status_code,
-            httpx.post(f"{base}/api/v0/volunteers/search", headers=bearer, json={}).status_code,
+            http_calls.get(f"{base}/api/v0/users/1", headers=bearer).status_code,
+            http_calls.post(
+                f"{base}/api/v0/volunteers/search", headers=bearer, json={}
+            ).status_code,
         }
 
     # A token issued on one process works on both; revoked on the other, refused on both.
     bearer = token_from(first)
     assert reads(first, bearer) == reads(second, bearer) == {200}
     token = bearer["Authorization"].removeprefix("Bearer ")
-    revoked = httpx.post(f"{second}/api/oauth/revoke", data={"token": token}, auth=auth)
+    revoked = http_calls.post(f"{second}/api/oauth/revoke", data={"token": token}, auth=auth)
     assert revoked.status_code == 200
     assert reads(first, bearer) == reads(second, bearer) == {401}
 
@@ -159,7 +161,7 @@ def test_every_process_refuses_a_revoked_or_suspended_token_on_its_next_request(
     for base in (first, second):
         for each in bearers:
             assert reads(base, each) == {401}
-        refused = httpx.post(
+        refused = http_calls.post(
             f"{base}/api/oauth/token", data={"grant_type": "client_credentials"}, auth=auth
         )
         assert refused.status_code == 401
@@ -173,6 +175,6 @@ def test_every_process_refuses_a_revoked_or_suspended_token_on_its_next_request(
     with engine.begin() as connection:
         connection.execute(text("UPDATE users SET first_name = 'Rewritten' WHERE id = 1"))
     for base in (first, second):
-        user = httpx.get(f"{base}/api/v0/users/1", headers=bearer).json()
+        user = http_calls.get(f"{base}/api/v0/users/1", headers=bearer).json()
         assert user["firstName"] == "Rewritten"
     engine.dispose()

@@ -27,6 +27,7 @@ from regdesk.db import make_engine, write_session
 from regdesk.migrations.runner import upgrade
 from regdesk.oauth.applications import create_application
 from regdesk.ratelimit import KEY_PREFIX, RateLimits, instance_namespace
+from tests import http_calls
 from tests.conftest import Apps, bearer, migrated_sqlite_url
 from tests.helpers import live_servers, shared_redis_url
 from tests.web.support import PASSWORD, log_in, make_user, session_cookie
@@ -346,7 +347,7 @@ def test_two_server_processes_share_one_limit_through_redis(
                     session, Actor("test"), name="Tool", service_scopes="user:read"
                 )
             engine.dispose()
-            issued = httpx.post(
+            issued = http_calls.post(
                 f"{first}/api/oauth/token",
                 data={"grant_type": "client_credentials"},
                 auth=(str(application.id), secret),
@@ -357,12 +358,12 @@ def test_two_server_processes_share_one_limit_through_redis(
             remaining = []
             for number in range(10):
                 server = (first, second)[number % 2]
-                response = httpx.get(f"{server}{ROLES}", headers=token)
+                response = http_calls.get(f"{server}{ROLES}", headers=token)
                 assert response.status_code == 200, response.text
                 remaining.append(int(response.headers["RateLimit-Remaining"]))
             assert remaining == list(range(9, -1, -1))  # one count, whichever server answers
             for server in (first, second):
-                refused = httpx.get(f"{server}{ROLES}", headers=token)
+                refused = http_calls.get(f"{server}{ROLES}", headers=token)
                 assert refused.status_code == 429
                 assert refused.json()["errors"]["rateLimit"]["retryAfter"] == int(
                     refused.headers["Retry-After"]

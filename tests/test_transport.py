@@ -26,6 +26,7 @@ from regdesk.config import load_settings
 from regdesk.db import make_engine
 from regdesk.migrations.runner import upgrade
 from regdesk.transport import tls_context
+from tests import forkserver
 from tests.helpers import free_port
 
 REMOTE = ("203.0.113.9", 41000)  # TEST-NET-3: a client address that is not loopback
@@ -145,7 +146,7 @@ def tls_server(sqlite_url: str, tmp_path: Path) -> Iterator[int]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("REGDESK_")}
     env["REGDESK_DATABASE_URL"] = sqlite_url
     regdesk = Path(sys.executable).with_name("regdesk")
-    process = subprocess.Popen(
+    process = forkserver.popen(
         [
             str(regdesk),
             "serve",

@@ -14,7 +14,6 @@ from collections.abc import Iterator
 from email.message import Message
 from pathlib import Path
 
-import httpx
 import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import Engine, select, update
@@ -27,6 +26,7 @@ from regdesk.config import load_settings
 from regdesk.db import utcnow, write_session
 from regdesk.security import token_hash
 from regdesk.web.access_log import hide_link_tokens
+from tests import http_calls
 from tests.accounts.password_support import (
     NEW_PASSWORD,
     SENT,
@@ -317,8 +317,8 @@ def test_the_access_log_hides_the_token(sqlite_url: str, tmp_path: Path) -> None
         log.open("wb") as output,
         live_server(sqlite_url, {"PYTHONUNBUFFERED": "1"}, stdout=output) as base,
     ):
-        assert httpx.get(f"{base}/password/reset/{token}").status_code == 410
-        assert httpx.get(f"{base}/password/forgot").status_code == 200
+        assert http_calls.get(f"{base}/password/reset/{token}").status_code == 410
+        assert http_calls.get(f"{base}/password/forgot").status_code == 200
     written = log.read_text()
     assert "GET /password/reset/... HTTP/1.1" in written
     assert "GET /password/forgot HTTP/1.1" in written  # the log is kept, the rest as it was

@@ -2,12 +2,17 @@
 
 The table is the API's permission map. `test_the_table_covers_every_route` fails when a route
 is added without a row here, so no route can forget its guard.
+
+The routes are tried on one database per backend, loaded and given one token of each kind once
+(`table`): minting some thirty tokens through the real endpoints cost more than every route's
+requests together. The routes that write (a role given and taken, fox's check-in) do so once,
+with the one kind of token allowed to, and every other kind is refused before any write.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,9 +23,9 @@ from fastapi.testclient import TestClient
 from sqlalchemy import Engine, delete, insert, update
 
 from regdesk import quick_reads
-from regdesk.app import _routes
+from regdesk.app import _routes, create_app
 from regdesk.audit.service import Actor
-from regdesk.db import write_session
+from regdesk.db import make_engine, write_session
 from regdesk.events.service import current_event_for_writing
 from regdesk.oauth.applications import set_suspended
 from regdesk.oauth.models import AccessToken, UserPermission
@@ -28,7 +33,9 @@ from regdesk.oauth.scopes import SCOPES, Holder
 from regdesk.registrations.models import PaymentMethod, Product
 from regdesk.registrations.ordering import mark_paid, place_order
 from regdesk.registrations.ticket_codes import ticket_of
-from tests.conftest import Apps, bearer
+from regdesk.security import token_hash
+from tests.conftest import BACKENDS, PUBLIC_URL, Apps, bearer, scratch_database_url
+from tests.security.conftest import generous_settings
 from tests.transfer.support import import_
 
 # The routes outside the bearer guard, each with the reason.
@@ -172,7 +179,9 @@ def _expired(apps: Apps, engine: Engine, boss: int) -> str:
     token = apps.service_token(" ".join(n for n, s in SCOPES.items() if s.holder & Holder.SERVICE))
     with engine.begin() as connection:
         connection.execute(
-            update(AccessToken).values(expires_at=dt.datetime.now(dt.UTC) - dt.timedelta(seconds=1))
+            update(AccessToken)
+            .where(AccessToken.token_hash == token_hash(token))
+            .values(expires_at=dt.datetime.now(dt.UTC) - dt.timedelta(seconds=1))
         )
     return token
 
@@ -216,6 +225,33 @@ def _quick(route: Route) -> bool:
     )
 
 
+@dataclass(frozen=True)
+class Table:
+    client: TestClient
+    ids: dict[str, Any]  # load's
+    tokens: dict[str, str]  # by kind, as KINDS makes them
+
+
+@pytest.fixture(scope="module", params=BACKENDS)
+def table(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Table]:
+    """A migrated database with `load`'s records and one token of each kind, and the app on it
+    (its rate limits on, but high: the table sends a few thousand requests in a few seconds)."""
+    directory = tmp_path_factory.mktemp("db")
+    with scratch_database_url(request.param, directory, migrated=True) as url:
+        engine = make_engine(url)
+        settings = generous_settings(url, public_url=PUBLIC_URL)
+        try:
+            with TestClient(create_app(settings), base_url=PUBLIC_URL) as client:
+                ids = load(engine)
+                apps, boss = Apps(engine, client), int(ids["users"]["boss"])
+                tokens = {kind: make(apps, engine, boss) for kind, make in KINDS.items()}
+                yield Table(client, ids, tokens)
+        finally:
+            engine.dispose()
+
+
 @pytest.mark.parametrize(
     ("route", "direct"),
     [
@@ -230,22 +266,14 @@ def _quick(route: Route) -> bool:
     ),
 )
 def test_route_answers_each_kind_of_token(
-    route: Route,
-    direct: bool,
-    client: TestClient,
-    apps: Apps,
-    engine: Engine,
-    monkeypatch: pytest.MonkeyPatch,
+    route: Route, direct: bool, table: Table, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(quick_reads, "DIRECT_CALLS", direct)
-    ids = load(engine)
-    boss = int(ids["users"]["boss"])
-    path = path_of(route, ids)
+    path = path_of(route, table.ids)
     seen = {}
-    for kind, make in KINDS.items():
-        token = make(apps, engine, boss)
+    for kind, token in table.tokens.items():
         headers = bearer(token) if token else {}
-        response = client.request(route.method, path, headers=headers, json=route.body)
+        response = table.client.request(route.method, path, headers=headers, json=route.body)
         seen[kind] = response.status_code
         if response.status_code in (401, 403):
             category = "authentication" if response.status_code == 401 else "access"

@@ -10,7 +10,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-import httpx
 import pytest
 from sqlalchemy import select
 from sqlalchemy.engine import make_url
@@ -24,6 +23,7 @@ from regdesk.oauth.models import AccessToken
 from regdesk.security import token_hash
 from regdesk.users.models import User
 from regdesk.users.service import NewUser, create_user
+from tests import http_calls
 from tests.backups.support import database_of_its_own
 from tests.conftest import BACKENDS
 from tests.helpers import live_server
@@ -96,7 +96,7 @@ class Load:
             self.writes.append(write)
 
     def _tokens(self) -> None:
-        with httpx.Client(base_url=self.server, auth=self._credentials) as client:
+        with http_calls.client(base_url=self.server, auth=self._credentials) as client:
             while not self._stop.is_set():
                 sent = time.monotonic()
                 response = client.post(

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from sqlalchemy import MetaData, select, text
+from sqlalchemy import Engine, MetaData, select, text
 from sqlalchemy.engine import make_url
 
 from regdesk.db import make_engine
@@ -95,9 +95,9 @@ def test_on_a_schema_behind_a_read_only_command_says_so_and_changes_nothing(
 
 @pytest.mark.parametrize("command", READ_ONLY_COMMANDS, ids=" ".join)
 def test_on_a_current_schema_a_read_only_command_reads_and_changes_nothing(
-    database_url: str, command: list[str], tmp_path: Path
+    engine: Engine, database_url: str, command: list[str], tmp_path: Path
 ) -> None:
-    migrate(database_url)
+    """On a database at head (`engine`'s: a copy of one the migrations brought there)."""
     cli = Cli(database_url)
     cli.ok("apps", "create", "--name", "Clock")
     before = snapshot(database_url)
@@ -116,15 +116,11 @@ def test_an_empty_sqlite_file_has_no_schema_and_stays_empty(tmp_path: Path) -> N
 
 
 def test_a_schema_a_newer_regdesk_migrated_is_refused_without_advice_to_upgrade(
-    database_url: str,
+    engine: Engine, database_url: str
 ) -> None:
-    migrate(database_url)
-    engine = make_engine(database_url)
-    try:
-        with engine.begin() as connection:
-            connection.execute(text("UPDATE alembic_version SET version_num = '9999'"))
-    finally:
-        engine.dispose()
+    with engine.begin() as connection:
+        connection.execute(text("UPDATE alembic_version SET version_num = '9999'"))
+    engine.dispose()  # SQLite's file as it is on disk, before its bytes are read
     before = snapshot(database_url)
     result = Cli(database_url)("audit")
     assert result.exit_code == 1

@@ -6,13 +6,13 @@ import socket
 import time
 from collections.abc import Iterator
 
-import httpx
 import pytest
 from sqlalchemy import select
 
 from regdesk.db import make_engine, read_session
 from regdesk.db.instance import InstanceSetting
 from regdesk.migrations.revisions import current_revision, head_revision
+from tests import http_calls
 from tests.helpers import live_server
 
 
@@ -23,9 +23,9 @@ def server(database_url: str) -> Iterator[str]:
 
 
 def test_serve_migrates_then_answers(server: str, database_url: str) -> None:
-    health = httpx.get(f"{server}/healthz")
+    health = http_calls.get(f"{server}/healthz")
     assert health.json() == {"status": "ok"}
-    home = httpx.get(f"{server}/", follow_redirects=False)
+    home = http_calls.get(f"{server}/", follow_redirects=False)
     assert home.status_code == 200
     assert "text/html" in home.headers["content-type"]
     engine = make_engine(database_url)

@@ -3,12 +3,11 @@ given there reaches the app the server runs (cli/setting_options.py)."""
 
 from __future__ import annotations
 
-import httpx
-
 from regdesk.cli import main
 from regdesk.cli.serve import serve
 from regdesk.cli.setting_options import ENVIRONMENT_ONLY, option_for
 from regdesk.config import Settings
+from tests import http_calls
 from tests.conftest import Cli
 from tests.helpers import live_server_process
 
@@ -37,7 +36,7 @@ def test_serve_lists_each_option_once_with_its_variable(cli: Cli) -> None:
 
 def test_an_option_given_to_serve_reaches_the_app_it_serves(database_url: str) -> None:
     with live_server_process(database_url, arguments=["--signup", "closed"]) as (base, _):
-        closed = httpx.get(f"{base}/signup")
+        closed = http_calls.get(f"{base}/signup")
     assert closed.status_code == 404
     assert "Sign-up is closed" in closed.text  # open is the default (tests/accounts)
 

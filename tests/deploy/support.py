@@ -36,6 +36,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 from regdesk.transport import is_loopback
+from tests import forkserver, http_calls
 from tests.faults.support import wait_until
 from tests.helpers import free_port
 
@@ -183,7 +184,7 @@ class Regdesk:
         env.update(environment)
         regdesk = Path(sys.executable).with_name("regdesk")
         with open(log, "ab") as output:
-            self.process = subprocess.Popen(
+            self.process = forkserver.popen(
                 [str(regdesk), "serve", "--host", "0.0.0.0", "--port", str(port)],  # noqa: S104
                 env=env,
                 stdout=output,
@@ -201,7 +202,9 @@ class Regdesk:
         def healthy() -> bool:
             assert self.process.poll() is None, f"regdesk serve exited:\n{self.tail()}"
             try:
-                return httpx.get(f"http://{self.upstream}/healthz", timeout=5).status_code == 200
+                return (
+                    http_calls.get(f"http://{self.upstream}/healthz", timeout=5).status_code == 200
+                )
             except httpx.TransportError:
                 return False
 
@@ -341,7 +344,7 @@ class Deployment:
     def client(self) -> httpx.Client:
         """An HTTPS client of nginx trusting the test's CA, from this machine's address."""
         trust = ssl.create_default_context(cafile=str(self.certificates.authority))
-        return httpx.Client(base_url=self.public_url, verify=trust, timeout=30)
+        return http_calls.client(base_url=self.public_url, verify=trust, timeout=30)
 
 
 @contextmanager

@@ -18,6 +18,7 @@ from regdesk.audit.service import Actor
 from regdesk.db import make_engine, write_session
 from regdesk.oauth.applications import create_application
 from regdesk.users.service import NewUser, create_user
+from tests import http_calls
 from tests.conftest import migrated_sqlite_url
 from tests.e2e.support import PASSWORD, log_in
 from tests.helpers import live_server
@@ -37,11 +38,11 @@ class AdminSite:
         form = {"grant_type": "client_credentials"}
         if scope is not None:
             form["scope"] = scope
-        return httpx.post(f"{self.base}/api/oauth/token", data=form, auth=(client_id, secret))
+        return http_calls.post(f"{self.base}/api/oauth/token", data=form, auth=(client_id, secret))
 
     def api(self, method: str, path: str, token: str, **kwargs: Any) -> httpx.Response:
         headers = {"Authorization": f"Bearer {token}"}
-        return httpx.request(method, f"{self.base}{path}", headers=headers, **kwargs)
+        return http_calls.request(method, f"{self.base}{path}", headers=headers, **kwargs)
 
     def users(self) -> list[dict[str, Any]]:
         """Every user as user search returns them (api.md 4.7), page after page."""

@@ -121,6 +121,8 @@ def test_an_administrator_registers_rotates_rescopes_and_suspends_an_application
     for action in ("app.created", "app.secret_rotated", "app.suspended", "app.updated"):
         page.get_by_label("Action").select_option(action)
         page.get_by_role("button", name="Filter").click()
+        # all_inner_texts() does not wait: read the page this filter loaded.
+        page.wait_for_url(re.compile(rf"/admin/audit\?action={re.escape(action)}(&|$)"))
         rows = page.get_by_role("table").locator("tbody tr")
         for text in rows.all_inner_texts():
             assert action in text

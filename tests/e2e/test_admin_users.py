@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qs, urlencode, urlsplit
 
-import httpx
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
@@ -27,6 +26,7 @@ from regdesk.oauth.applications import create_application
 from regdesk.roles.service import create_role
 from regdesk.transfer.importer import import_document
 from regdesk.users.service import NewUser, create_user
+from tests import http_calls
 from tests.conftest import migrated_sqlite_url
 from tests.e2e.support import PASSWORD, application_callback, log_in, screenshot
 from tests.helpers import live_server
@@ -42,7 +42,7 @@ class Site:
     staff_role_id: int
 
     def service_token(self) -> str:
-        granted = httpx.post(
+        granted = http_calls.post(
             f"{self.base}/api/oauth/token",
             data={"grant_type": "client_credentials"},
             auth=(self.client_id, self.client_secret),
@@ -52,7 +52,7 @@ class Site:
         return token
 
     def api(self, path: str, token: str | None = None) -> Any:
-        answer = httpx.get(
+        answer = http_calls.get(
             f"{self.base}{path}",
             headers={"Authorization": f"Bearer {token or self.service_token()}"},
         )
@@ -132,8 +132,10 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
             engine.dispose()
 
 
-def status(page: Page) -> str:
-    return page.get_by_role("status").inner_text()
+def says(page: Page, message: str) -> None:
+    """The page the last step loaded has `message` as its status (waited for: the page before
+    it may still be showing the previous step's)."""
+    expect(page.get_by_role("status")).to_have_text(message)
 
 
 # --- users ----------------------------------------------------------------------------------
@@ -160,7 +162,7 @@ def test_an_administrator_edits_a_user_who_then_logs_in_with_a_new_password(
     page.get_by_label("Phone").fill("775 555 0199")  # national: read in the default region
     screenshot(page, "admin-users-edit")
     page.get_by_role("button", name="Save profile").click()
-    assert status(page) == "The profile was saved."
+    says(page, "The profile was saved.")
     record = site.api(f"/api/v0/users/{site.fox_id}")
     assert record == {
         "id": str(site.fox_id),
@@ -187,7 +189,7 @@ def test_an_administrator_edits_a_user_who_then_logs_in_with_a_new_password(
     assert site.api(f"/api/v0/users/{site.fox_id}/volunteer")["user"]["isStaff"] is False
     page.get_by_label("Role to give").select_option(label="Staff (staff)")
     page.get_by_role("button", name="Give role").click()
-    assert status(page) == "The role was given."
+    says(page, "The role was given.")
     assert site.api(f"/api/v0/users/{site.fox_id}/volunteer")["user"]["isStaff"] is True
     assert site.api(f"/api/v0/users/{site.fox_id}/roles") == {
         "data": [{"id": str(site.staff_role_id), "name": "Staff", "scope": "convention"}]
@@ -195,7 +197,7 @@ def test_an_administrator_edits_a_user_who_then_logs_in_with_a_new_password(
     permissions = page.get_by_role("group", name="What fox may do beyond their own account")
     permissions.get_by_label(re.compile(r"^user:read:")).check()
     page.get_by_role("button", name="Save permissions").click()
-    assert status(page) == "The permissions were saved."
+    says(page, "The permissions were saved.")
     expect(page.get_by_role("cell", name="user.permissions_changed")).to_be_visible()
     screenshot(page, "admin-users-view")
 
@@ -228,7 +230,7 @@ def test_an_administrator_edits_a_user_who_then_logs_in_with_a_new_password(
         code = parse_qs(urlsplit(fox.url).query)["code"][0]
     finally:
         context.close()
-    tokens = httpx.post(
+    tokens = http_calls.post(
         f"{site.base}/api/oauth/token",
         data={"grant_type": "authorization_code", "code": code, "redirect_uri": site.callback},
         auth=(site.client_id, site.client_secret),
@@ -264,14 +266,14 @@ def test_an_administrator_creates_and_renames_a_role(page: Page, site: Site) -> 
     site.sign_in(page, "/admin/roles")
     page.get_by_label("Name").fill("Crew")
     page.get_by_role("button", name="Create role").click()
-    assert status(page) == "The role was created."
+    says(page, "The role was created.")
     screenshot(page, "admin-roles-list")
     page.get_by_role("link", name="Crew").click()
     page.get_by_label("Name").fill("Stage crew")
     page.get_by_label("Holders are staff").check()
     screenshot(page, "admin-roles-edit")
     page.get_by_role("button", name="Save role").click()
-    assert status(page) == "The role was saved."
+    says(page, "The role was saved.")
     roles = site.api("/api/v0/roles")["data"]
     assert {"name": "Stage crew", "isStaff": True} in [
         {k: v for k, v in role.items() if k != "id"} for role in roles
@@ -296,15 +298,15 @@ def test_an_administrator_creates_a_department_sets_a_lead_and_hides_it(
     new.get_by_label("Contact e-mail").fill("art@example.org")
     screenshot(page, "admin-departments-list")
     new.get_by_role("button", name="Create department").click()
-    assert status(page) == "The department was created."
+    says(page, "The department was created.")
     expect(page.get_by_role("heading", name="Art Show", level=1)).to_be_visible()
 
     page.get_by_label("Username or e-mail of the new lead").fill("owl")
     page.get_by_role("button", name="Add lead").click()
-    assert status(page) == "The lead was added."
+    says(page, "The lead was added.")
     page.get_by_label("Shown to everyone applying to volunteer").uncheck()
     page.get_by_role("button", name="Save department").click()
-    assert status(page) == "The department was saved."
+    says(page, "The department was saved.")
     screenshot(page, "admin-departments-edit")
 
     art = _department(site, "Art Show")
@@ -349,7 +351,7 @@ def test_a_lead_edits_their_departments_email_on_a_phone_by_keyboard(
         page.keyboard.press("Control+A")
         page.keyboard.type("security-desk@example.org")
         page.keyboard.press("Enter")
-        assert status(page) == "The department was saved."
+        says(page, "The department was saved.")
         assert page.evaluate("() => document.documentElement.clientWidth") == 360
         overflow = page.evaluate(
             "() => document.documentElement.scrollWidth - document.documentElement.clientWidth"

@@ -12,7 +12,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from urllib.parse import parse_qs, urlencode, urlsplit
 
-import httpx
 import pytest
 from playwright.sync_api import Browser, Page, expect
 from sqlalchemy import Engine
@@ -22,6 +21,7 @@ from regdesk.db import make_engine, write_session
 from regdesk.oauth.applications import create_application
 from regdesk.oauth.scopes import SCOPES
 from regdesk.users.service import NewUser, create_user
+from tests import http_calls
 from tests.conftest import migrated_sqlite_url
 from tests.e2e.support import PASSWORD, application_callback, log_in, screenshot
 from tests.helpers import live_server
@@ -186,14 +186,14 @@ def test_revoke_on_the_account_page(page: Page, site: Site) -> None:
     log_in(page, "fox")
     page.get_by_role("button", name="Authorize").click()
     code = landed(page, site)["code"][0]
-    tokens = httpx.post(
+    tokens = http_calls.post(
         f"{site.base}/api/oauth/token",
         data={"grant_type": "authorization_code", "code": code, "redirect_uri": site.callback},
         auth=(site.client_id, site.client_secret),
     )
     assert tokens.status_code == 200, tokens.text
     bearer = {"Authorization": f"Bearer {tokens.json()['access_token']}"}
-    assert httpx.get(f"{site.base}/api/users/current", headers=bearer).status_code == 200
+    assert http_calls.get(f"{site.base}/api/users/current", headers=bearer).status_code == 200
 
     page.goto(f"{site.base}/account")
     expect(page.get_by_role("heading", name="Connected applications")).to_be_visible()
@@ -205,7 +205,7 @@ def test_revoke_on_the_account_page(page: Page, site: Site) -> None:
     expect(page.get_by_role("status")).to_have_text("The application's access was revoked.")
     expect(page.locator("li.application", has_text=APP_NAME)).to_have_count(0)
     screenshot(page, "08-account-revoked")
-    assert httpx.get(f"{site.base}/api/users/current", headers=bearer).status_code == 401
+    assert http_calls.get(f"{site.base}/api/users/current", headers=bearer).status_code == 401
 
 
 def test_log_out(page: Page, site: Site) -> None:

@@ -204,6 +204,8 @@ def test_a_batch_prints_one_badge_to_a_sheet(page: Page, desk: Desk) -> None:
     page.get_by_role("navigation", name="Desk").get_by_role("link", name="Badges").click()
     page.get_by_label("Printed", exact=True).select_option(label="Printed or not")
     page.get_by_role("button", name="Show").click()
+    # count() does not wait: it must read the page the filter loaded, not the one before it.
+    page.wait_for_url(re.compile(r"/desk/badges\?.*printed=any"))
     badges = page.locator("article.badge")
     count = badges.count()
     assert count >= 1

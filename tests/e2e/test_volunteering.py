@@ -24,6 +24,7 @@ from regdesk.oauth.applications import create_application
 from regdesk.users.service import NewUser, create_user
 from regdesk.volunteers.form import Application, ContactMethod, save_application
 from regdesk.volunteers.options import OptionSpec, create_option
+from tests import http_calls
 from tests.conftest import migrated_sqlite_url
 from tests.e2e.support import PASSWORD, log_in, screenshot
 from tests.helpers import live_server
@@ -43,14 +44,14 @@ class Site:
 
     def api(self, path: str) -> httpx.Response:
         """A GET of the API by a service integration holding volunteer:read."""
-        token = httpx.post(
+        token = http_calls.post(
             f"{self.base}/api/oauth/token",
             data={"grant_type": "client_credentials", "scope": "volunteer:read"},
             auth=(self.client_id, self.client_secret),
         )
         assert token.status_code == 200, token.text
         bearer = {"Authorization": f"Bearer {token.json()['access_token']}"}
-        return httpx.get(f"{self.base}{path}", headers=bearer)
+        return http_calls.get(f"{self.base}{path}", headers=bearer)
 
     def volunteer(self, username: str) -> Any:
         response = self.api(f"/api/v0/users/{self.users[username]}/volunteer")

@@ -29,6 +29,7 @@ from regdesk.oauth.applications import create_application
 from regdesk.oauth.authorization import approve, check_authorization_request
 from regdesk.oauth.models import RefreshToken
 from regdesk.security import token_hash
+from tests import forkserver, http_calls
 from tests.conftest import Registered, postgres_base_url
 from tests.helpers import free_port
 
@@ -129,7 +130,7 @@ class Server:
         self.database_url = database_url
         self.log = log
         self.settings = dict(settings or {})
-        self.process: subprocess.Popen[bytes] | None = None
+        self.process: forkserver.Process | None = None
         self.base = ""
 
     def start(self) -> str:
@@ -141,7 +142,7 @@ class Server:
         port = free_port()
         regdesk = Path(sys.executable).with_name("regdesk")
         with open(self.log, "ab") as log:
-            self.process = subprocess.Popen(
+            self.process = forkserver.popen(
                 [str(regdesk), "serve", "--host", "127.0.0.1", "--port", str(port)],
                 env=env,
                 stdout=log,
@@ -155,7 +156,7 @@ class Server:
         assert self.process is not None
         assert self.process.poll() is None, f"regdesk serve exited:\n{self.tail()}"
         try:
-            return httpx.get(f"{self.base}/healthz", timeout=5).status_code == 200
+            return http_calls.get(f"{self.base}/healthz", timeout=5).status_code == 200
         except httpx.TransportError:
             return False
 
@@ -272,7 +273,7 @@ def obtain_grant(engine: Engine, base: str, tool: Registered, user_id: int) -> H
         request = check_authorization_request(session, params, ISSUER)
         location = approve(session, Actor("test"), request, user_id, ISSUER)
     code = parse_qs(urlsplit(location).query)["code"][0]
-    answer = httpx.post(
+    answer = http_calls.post(
         f"{base}/api/oauth/token",
         data={"grant_type": "authorization_code", "code": code, "redirect_uri": REDIRECT},
         auth=(tool.client_id, tool.client_secret),

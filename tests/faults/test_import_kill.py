@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import subprocess
 import sys
 import uuid
 from collections.abc import Callable, Iterator
@@ -30,6 +29,7 @@ from sqlalchemy.engine import make_url
 from regdesk.audit.models import AuditEvent
 from regdesk.db import make_engine
 from regdesk.users.models import User
+from tests import forkserver
 from tests.conftest import scratch_database_url
 from tests.faults.support import BACKENDS, FaultLedger, wait_until
 from tests.transfer.support import import_, table_rows
@@ -132,7 +132,7 @@ class Import:
         self.output = database.directory / f"{self.application}.out"
         self.errors = database.directory / f"{self.application}.err"
         with open(self.output, "wb") as out, open(self.errors, "wb") as err:
-            self.process = subprocess.Popen(
+            self.process = forkserver.popen(
                 [str(regdesk), "import", "--json", str(document)], env=env, stdout=out, stderr=err
             )
 

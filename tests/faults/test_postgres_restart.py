@@ -29,6 +29,7 @@ from regdesk.demo import load_demo
 from regdesk.migrations.runner import upgrade
 from regdesk.oauth.applications import create_application
 from regdesk.users.models import User
+from tests import http_calls
 from tests.faults.cluster import Cluster
 from tests.faults.support import FaultLedger, Server, bearer, wait_until
 
@@ -100,7 +101,7 @@ class Load:
 
     def _run(self, offset: int) -> None:
         kinds = list(self.requests)
-        with httpx.Client(base_url=self.base, timeout=HANG_LIMIT * 2) as client:
+        with http_calls.client(base_url=self.base, timeout=HANG_LIMIT * 2) as client:
             n = offset
             while not self.stopping.is_set():
                 kind = kinds[n % len(kinds)]
@@ -170,7 +171,7 @@ def service(cluster: Cluster, tmp_path: Path) -> Iterator[tuple[Server, Load]]:
     base = server.start()
     try:
         client_id = str(application.id)
-        token = httpx.post(
+        token = http_calls.post(
             f"{base}/api/oauth/token",
             data={"grant_type": "client_credentials"},
             auth=(client_id, secret),

@@ -21,6 +21,7 @@ from sqlalchemy import Engine, select
 from regdesk.db import make_engine, read_session
 from regdesk.oauth.models import AccessToken, Grant, RefreshToken
 from regdesk.security import token_hash
+from tests import http_calls
 from tests.conftest import Registered, scratch_database_url
 from tests.faults.support import (
     BACKENDS,
@@ -102,7 +103,7 @@ class RefreshLoad:
 
     def _run(self, grants: list[Held]) -> None:
         auth = (self.tool.client_id, self.tool.client_secret)
-        with httpx.Client(base_url=self.base, timeout=60) as client:
+        with http_calls.client(base_url=self.base, timeout=60) as client:
             while not self.stopping.is_set():
                 for held in grants:
                     held.in_flight = True
@@ -181,7 +182,7 @@ def check_chain(engine: Engine, held: Held) -> bool:
 
 
 def refresh(base: str, tool: Registered, token: str) -> httpx.Response:
-    return httpx.post(
+    return http_calls.post(
         f"{base}/api/oauth/token",
         data={"grant_type": "refresh_token", "refresh_token": token},
         auth=(tool.client_id, tool.client_secret),
@@ -190,7 +191,7 @@ def refresh(base: str, tool: Registered, token: str) -> httpx.Response:
 
 
 def introspect(base: str, tool: Registered, token: str) -> bool:
-    answer = httpx.post(
+    answer = http_calls.post(
         f"{base}/api/oauth/introspect",
         data={"token": token, "token_type_hint": "refresh_token"},
         auth=(tool.client_id, tool.client_secret),

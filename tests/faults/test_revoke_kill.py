@@ -23,6 +23,7 @@ from sqlalchemy import Engine, func, select
 from regdesk.audit.models import AuditEvent
 from regdesk.db import make_engine, read_session
 from regdesk.oauth.models import AccessToken, Grant, RefreshToken
+from tests import http_calls
 from tests.conftest import Registered, scratch_database_url
 from tests.faults.support import (
     BACKENDS,
@@ -99,7 +100,7 @@ def deployment(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Deplo
 
 
 def sign_in(base: str, username: str) -> httpx.Client:
-    browser = httpx.Client(base_url=base, timeout=60)
+    browser = http_calls.client(base_url=base, timeout=60)
     page = browser.get("/login")
     fields = form_with(page_forms(page.text), "password")
     fields.pop("__action__")
@@ -141,7 +142,7 @@ class Revoker:
             assert not any(thread.is_alive() for thread in self.threads), "a request hung"
 
     def _run(self) -> None:
-        with httpx.Client(base_url=self.base, timeout=60) as client:
+        with http_calls.client(base_url=self.base, timeout=60) as client:
             while True:
                 try:
                     revocation = self.todo.get_nowait()
@@ -236,7 +237,7 @@ def check_through_api(
 ) -> None:
     """The restarted server refuses exactly what the database says is revoked."""
     auth = (tool.client_id, tool.client_secret)
-    with httpx.Client(base_url=base, timeout=60) as client:
+    with http_calls.client(base_url=base, timeout=60) as client:
         for revocation in revocations:
             for held in revocation.grants:
                 state = grant_state(engine, held)
@@ -363,7 +364,7 @@ def test_a_killed_server_leaves_every_revocation_whole_or_undone(
                 revocation.state = "done" if done_now else "not sent"
 
         # What was not done is done now, by the restarted server.
-        with httpx.Client(base_url=base, timeout=60) as client:
+        with http_calls.client(base_url=base, timeout=60) as client:
             for revocation in revocations:
                 if revocation.state == "not sent":
                     assert send(client, tool, revocation) is None

@@ -40,6 +40,7 @@ from regdesk.outbox.models import OutboxMessage, OutboxStatus
 from regdesk.outbox.service import LEASE
 from regdesk.webhooks import capture
 from regdesk.webhooks.models import WebhookDelivery
+from tests import http_calls
 from tests.conftest import scratch_database_url
 from tests.faults.support import BACKENDS, FaultLedger, Server, wait_until
 from tests.oauth.test_code_flow_client_library import form_with, page_forms
@@ -91,7 +92,7 @@ def deployment(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Deplo
 
 
 def sign_in(base: str, username: str) -> httpx.Client:
-    browser = httpx.Client(base_url=base, timeout=60)
+    browser = http_calls.client(base_url=base, timeout=60)
     page = browser.get("/login")
     fields = form_with(page_forms(page.text), "password")
     fields.pop("__action__")
@@ -206,7 +207,7 @@ def time_passes_until_all_sent(engine: Engine) -> None:
 
 def checked(received: list[Received], base: str, url: str) -> list[dict[str, Any]]:
     """Every delivery verified as the receiver would: the JWT against the published PEM."""
-    pem = httpx.get(f"{base}/api/webhooks/key", timeout=30).text
+    pem = http_calls.get(f"{base}/api/webhooks/key", timeout=30).text
     return [verify(delivery, pem, url) for delivery in received]
 
 

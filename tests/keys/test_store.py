@@ -60,16 +60,19 @@ def test_a_purposes_key_is_made_once_and_kept_encrypted(engine: Engine) -> None:
     assert repr(first) == f"PrivateKey(kid={first.kid!r}, algorithm='EdDSA')"  # never the key
 
 
-def test_a_retired_key_still_verifies_and_a_new_one_signs(engine: Engine) -> None:
+@pytest.mark.parametrize("algorithm", sorted(GENERATORS))
+def test_a_retired_key_still_verifies_and_a_new_one_signs(engine: Engine, algorithm: str) -> None:
+    """Retired three times over: four keys, each new, each still verifying what it signed."""
     with write_session(engine) as session:
-        old = signing_key(session, "ticket", "EdDSA")
-        assert retire(session, "ticket") == old.kid
-        new = signing_key(session, "ticket", "EdDSA")
-        keys = public_keys(session, "ticket")
-    assert new.kid != old.kid
-    assert [(k.kid, k.retired) for k in keys] == [(old.kid, True), (new.kid, False)]
-    signature = old.sign(b"ticket")
-    _verify_with_jwk(keys[0].jwk(), signature, b"ticket")
+        made = [signing_key(session, "test", algorithm)]
+        for _ in range(3):
+            assert retire(session, "test") == made[-1].kid
+            made.append(signing_key(session, "test", algorithm))
+        keys = public_keys(session, "test")
+    assert len({key.kid for key in made}) == 4
+    assert [(k.kid, k.retired) for k in keys] == [(key.kid, key is not made[-1]) for key in made]
+    for key, public in zip(made, keys, strict=True):
+        _verify_with_jwk(public.jwk(), key.sign(b"ticket"), b"ticket")
 
 
 def test_a_key_made_under_another_secret_is_retired_and_replaced_not_a_failure(

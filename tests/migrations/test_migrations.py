@@ -21,6 +21,7 @@ from regdesk.migrations.revisions import current_revision, head_revision
 from regdesk.migrations.runner import downgrade, upgrade
 from regdesk.models import metadata
 from regdesk.users.models import User
+from tests import forkserver
 
 
 def test_upgrade_from_empty_reaches_head_and_matches_models(database_url: str) -> None:
@@ -67,7 +68,7 @@ def test_processes_starting_together_migrate_one_after_the_other(database_url: s
     env["REGDESK_DATABASE_URL"] = database_url
     regdesk = str(Path(sys.executable).with_name("regdesk"))
     processes = [
-        subprocess.Popen(
+        forkserver.popen(
             [regdesk, "db", "upgrade"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE
         )
         for _ in range(3)

@@ -10,7 +10,6 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
 import pytest
 from alembic.script import ScriptDirectory
 from fastapi.testclient import TestClient
@@ -21,6 +20,7 @@ from regdesk.db import make_engine
 from regdesk.migrations.readiness import UNREACHABLE
 from regdesk.migrations.revisions import head_revision
 from regdesk.migrations.runner import alembic_config
+from tests import http_calls
 from tests.conftest import bearer, postgres_base_url, scratch_database_url
 from tests.faults.support import wait_until
 from tests.helpers import free_port, live_server
@@ -111,26 +111,28 @@ def test_readyz_is_503_while_postgresql_is_unreachable_and_200_after(
     tool = register(engine, service_scopes="user:read")
     engine.dispose()
     with live_server(url, {"REGDESK_METRICS_TOKEN": TOKEN}) as base:
-        issued = httpx.post(
+        issued = http_calls.post(
             f"{base}/api/oauth/token",
             data={"grant_type": "client_credentials"},
             auth=(tool.client_id, tool.client_secret),
         )
         token = issued.json()["access_token"]
-        assert httpx.get(f"{base}/readyz").json() == {"status": "ok"}
+        assert http_calls.get(f"{base}/readyz").json() == {"status": "ok"}
 
         forwarder.stop()  # the database is away
-        away = httpx.get(f"{base}/readyz", timeout=30)
+        away = http_calls.get(f"{base}/readyz", timeout=30)
         assert away.status_code == 503
         assert away.json() == {"status": "unavailable", "reason": UNREACHABLE}
-        assert httpx.get(f"{base}/healthz", timeout=30).status_code == 503  # as it was
-        assert httpx.get(f"{base}/api/users/current", headers=bearer(token)).status_code == 503
+        assert http_calls.get(f"{base}/healthz", timeout=30).status_code == 503  # as it was
+        assert http_calls.get(f"{base}/api/users/current", headers=bearer(token)).status_code == 503
 
         forwarder.start()  # and back
         wait_until(
-            lambda: httpx.get(f"{base}/readyz", timeout=30).status_code == 200, 30, "ready again"
+            lambda: http_calls.get(f"{base}/readyz", timeout=30).status_code == 200,
+            30,
+            "ready again",
         )
-        assert httpx.get(f"{base}/readyz").json() == {"status": "ok"}
+        assert http_calls.get(f"{base}/readyz").json() == {"status": "ok"}
         samples = scrape(f"{base}/metrics", TOKEN)
         assert value(samples, "regdesk_database_errors_total", {"kind": "OperationalError"}) >= 1
 

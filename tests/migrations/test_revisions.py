@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 import textwrap
+from pathlib import Path
 
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
@@ -14,6 +14,7 @@ from sqlalchemy import Engine
 
 from regdesk.migrations.revisions import current_revision, head_revision, revisions
 from regdesk.migrations.runner import alembic_config, downgrade, upgrade
+from tests import forkserver
 
 
 def test_the_revisions_and_head_are_alembics() -> None:
@@ -36,19 +37,26 @@ def test_the_current_revision_is_alembics_at_base_midway_and_head(engine: Engine
     assert current_revision(engine) == head_revision()
 
 
-def test_a_server_on_a_current_database_never_loads_alembic(database_url: str) -> None:
+def test_a_server_on_a_current_database_never_loads_alembic(
+    database_url: str, tmp_path: Path
+) -> None:
     """What `regdesk serve` does before it answers (the schema brought to head, the app made),
-    on a database already at head: Alembic stays out of the process (10 MB of its memory)."""
+    on a database already at head: Alembic stays out of the process (10 MB of its memory).
+    Each run is a process of its own, forked from the tests' fork server, which never has
+    Alembic imported ahead (tests/forkserver/server.py refuses to start if it had)."""
+    script = tmp_path / "serve_steps.py"
+    script.write_text(_SERVE_STEPS)
 
     def serve_steps() -> list[str]:
-        done = subprocess.run(
-            [sys.executable, "-c", _SERVE_STEPS, database_url],
-            capture_output=True,
-            text=True,
+        process = forkserver.popen(
+            [str(script), database_url],
             env={**os.environ, "REGDESK_DATABASE_URL": database_url},
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
         )
-        assert done.returncode == 0, done.stderr
-        return done.stdout.split()
+        out, err = process.communicate(timeout=120)
+        assert process.returncode == 0, err.decode()
+        return str(out.decode()).split()
 
     first, again = serve_steps(), serve_steps()
     assert first == ["migrated", "alembic"]  # a new database: Alembic's work

@@ -12,7 +12,6 @@ from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import parse_qs, urljoin, urlsplit
 
-import httpx
 import pytest
 from authlib.common.security import generate_token
 from authlib.integrations.base_client import OAuthError
@@ -22,6 +21,7 @@ from sqlalchemy import Engine
 from regdesk.audit.service import Actor
 from regdesk.db import make_engine, write_session
 from regdesk.oauth.applications import create_application
+from tests import http_calls
 from tests.conftest import BACKENDS, scratch_database_url
 from tests.helpers import live_server
 from tests.transfer.support import import_
@@ -97,7 +97,7 @@ def seed_fox_and_app(engine: Engine, obo_scopes: str = "pii:basic pii:email") ->
 
 def authorize_as_user(base: str, authorization_url: str) -> str:
     """Sign in and press Authorize; the redirect the tool receives."""
-    with httpx.Client(base_url=base) as browser:
+    with http_calls.client(base_url=base) as browser:
         login = browser.get(authorization_url, follow_redirects=True)
         assert urlsplit(str(login.url)).path == "/login"
         fields = form_with(page_forms(login.text), "password")

@@ -6,7 +6,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from urllib.parse import parse_qs, urlsplit
 
-import httpx
 from prometheus_client.parser import text_string_to_metric_families
 from sqlalchemy import Engine
 
@@ -15,6 +14,7 @@ from regdesk.db import write_session
 from regdesk.oauth.applications import create_application
 from regdesk.oauth.authorization import approve, check_authorization_request
 from regdesk.users.service import NewUser, create_user
+from tests import http_calls
 from tests.conftest import Registered
 from tests.helpers import shared_redis_url
 
@@ -74,7 +74,7 @@ def authorization_code(engine: Engine, tool: Registered, user_id: int, issuer: s
 def scrape(url: str, token: str | None = None) -> Samples:
     """Every sample of a /metrics answer, by name and labels."""
     headers = {"Authorization": f"Bearer {token}"} if token else {}
-    answer = httpx.get(url, headers=headers, timeout=30)
+    answer = http_calls.get(url, headers=headers, timeout=30)
     assert answer.status_code == 200, answer.text
     return {
         (sample.name, frozenset(sample.labels.items())): sample.value

@@ -11,13 +11,13 @@ import re
 from pathlib import Path
 from typing import Any
 
-import httpx
 from sqlalchemy import Engine, select
 
 from regdesk.audit.models import AuditEvent
 from regdesk.db import read_session
 from regdesk.observability.logs import JsonLines, RequestStamped
 from regdesk.web.access_log import LinesOffTheLoop, log_config
+from tests import http_calls
 from tests.conftest import bearer
 from tests.helpers import live_server_process
 from tests.observability.support import add_user, register
@@ -44,18 +44,18 @@ def test_json_lines_carry_the_request_id_of_the_answer_and_of_its_audit_events(
         err.open("wb") as stderr,
         live_server_process(database_url, settings, stdout=stdout, stderr=stderr) as (base, _),
     ):
-        issued = httpx.post(
+        issued = http_calls.post(
             f"{base}/api/oauth/token",
             data={"grant_type": "client_credentials"},
             auth=auth,
             headers={"X-Request-ID": "issue-1"},
         )
         token = issued.json()["access_token"]
-        read = httpx.get(
+        read = http_calls.get(
             f"{base}/api/v0/users/{user}?access_token={token}&x=1",
             headers={**bearer(token), "X-Request-ID": "<script>alert(1)</script>"},
         )
-        revoked = httpx.post(
+        revoked = http_calls.post(
             f"{base}/api/oauth/revoke",
             data={"token": token},
             auth=auth,

@@ -12,7 +12,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-import httpx
 import pytest
 from fastapi.testclient import TestClient
 from prometheus_client import CollectorRegistry, generate_latest
@@ -24,6 +23,7 @@ from regdesk.app import create_app
 from regdesk.config import load_settings
 from regdesk.db import make_engine, utcnow, write_session
 from regdesk.outbox.models import OutboxMessage
+from tests import http_calls
 from tests.conftest import BACKENDS, PUBLIC_URL, bearer, scratch_database_url
 from tests.helpers import free_port, live_server_process
 from tests.observability.support import (
@@ -120,7 +120,7 @@ def test_a_request_is_counted_once_by_route_template_and_status_across_two_worke
     user = add_user(engine)
     tool = register(engine, service_scopes="user:read")
     with two_workers(database_url, tmp_path) as served:
-        issued = httpx.post(
+        issued = http_calls.post(
             f"{served.base}/api/oauth/token",
             data={"grant_type": "client_credentials"},
             auth=(tool.client_id, tool.client_secret),
@@ -130,7 +130,7 @@ def test_a_request_is_counted_once_by_route_template_and_status_across_two_worke
         ok = {"route": "/api/v0/users/{id}", "method": "GET", "status": "200"}
 
         def status(path: str) -> int:
-            with httpx.Client(base_url=served.base) as connection:  # a connection of its own
+            with http_calls.client(base_url=served.base) as connection:  # a connection of its own
                 return connection.get(path, headers=headers).status_code
 
         (folder,) = served.series_folders()
@@ -145,7 +145,15 @@ def test_a_request_is_counted_once_by_route_template_and_status_across_two_worke
                 workers = each_worker(folder, tmp_path)
                 if len(workers) == 2 and all(value(s, REQUESTS, ok) for s in workers.values()):
                     break
-        counted_by = [value(samples, REQUESTS, ok) for samples in workers.values()]
+        # A worker counts a request once its answer has gone out: the last answers can arrive
+        # here a moment before their counts reach the workers' files.
+        settled = time.monotonic() + 10
+        while True:
+            counted_by = [value(samples, REQUESTS, ok) for samples in workers.values()]
+            if sum(counted_by) >= sent[200] or time.monotonic() > settled:
+                break
+            time.sleep(0.05)
+            workers = each_worker(folder, tmp_path)
         assert len(counted_by) == 2, "both workers counted some"
         assert all(counted_by), counted_by
         assert sum(counted_by) == sent[200]
@@ -160,7 +168,7 @@ def test_a_request_is_counted_once_by_route_template_and_status_across_two_worke
             # Never the raw path: a label value per id would grow without bound.
             assert not {r for r in label_values(samples, REQUESTS, "route") if str(user) in r}
         for unknown in ("/no/such/place", f"/no/such/place/{user}", "/x" * 20):
-            assert httpx.get(served.base + unknown).status_code == 404
+            assert http_calls.get(served.base + unknown).status_code == 404
         samples = scrape(served.listener)
         assert value(samples, REQUESTS, {"route": "unmatched", "method": "GET", "status": "404"})
         assert label_values(samples, REQUESTS, "route") <= {
@@ -181,7 +189,7 @@ def test_token_grants_are_counted_by_type_and_outcome_on_both_paths(
     user = add_user(engine)
 
     def token(auth: tuple[str, str] = (tool.client_id, tool.client_secret), **form: str) -> int:
-        answer = httpx.post(f"{served.base}/api/oauth/token", data=form, auth=auth)
+        answer = http_calls.post(f"{served.base}/api/oauth/token", data=form, auth=auth)
         return answer.status_code
 
     quick = {"grant_type": "client_credentials"}
@@ -191,7 +199,7 @@ def test_token_grants_are_counted_by_type_and_outcome_on_both_paths(
         assert token(**quick, resource="https://tool.example.org") == 200
     assert token(**quick, scope="user:write") == 400  # not approved: invalid_scope
     code = authorization_code(engine, tool, user, served.base)
-    first = httpx.post(
+    first = http_calls.post(
         f"{served.base}/api/oauth/token",
         data={"grant_type": "authorization_code", "code": code, "redirect_uri": REDIRECT},
         auth=(tool.client_id, tool.client_secret),

@@ -21,6 +21,8 @@ from pathlib import Path
 
 import httpx
 
+from tests import http_calls
+
 PACKAGE = "wiki"
 
 SETTINGS = '''\
@@ -241,7 +243,7 @@ def django_site(
             while True:
                 assert process.poll() is None, log_path.read_text()
                 try:
-                    if httpx.get(f"{base}/").status_code == 200:
+                    if http_calls.get(f"{base}/").status_code == 200:
                         break
                 except httpx.TransportError:
                     pass

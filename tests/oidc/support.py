@@ -16,10 +16,8 @@ from joserfc import jwt
 from joserfc.jwk import KeySet
 from sqlalchemy import Engine
 
-from regdesk.audit.service import Actor
-from regdesk.db import write_session
-from regdesk.oauth.applications import DEFAULT_ID_TOKEN_ALG, create_application
-from tests.conftest import Registered
+from regdesk.oauth.applications import DEFAULT_ID_TOKEN_ALG
+from tests.conftest import Registered, register_application
 from tests.transfer.support import import_
 from tests.web.support import PASSWORD as WEB_PASSWORD
 from tests.web.support import form, query
@@ -87,17 +85,14 @@ def register(
     id_token_alg: str = DEFAULT_ID_TOKEN_ALG,
     name: str = "Wiki",
 ) -> Registered:
-    with write_session(engine) as session:
-        application, secret = create_application(
-            session,
-            Actor("test"),
-            name=name,
-            redirect_uris=redirect_uris,
-            obo_scopes=obo_scopes,
-            post_logout_redirect_uris=post_logout_redirect_uris,
-            id_token_alg=id_token_alg,
-        )
-    return Registered(str(application.id), secret)
+    return register_application(
+        engine,
+        name=name,
+        redirect_uris=redirect_uris,
+        obo_scopes=obo_scopes,
+        post_logout_redirect_uris=post_logout_redirect_uris,
+        id_token_alg=id_token_alg,
+    )
 
 
 def pkce_pair() -> tuple[str, str]:

@@ -10,7 +10,6 @@ import json
 from collections.abc import Iterator
 from urllib.parse import urlsplit
 
-import httpx
 import pytest
 from jwkest import BadSignature
 from oic import rndstr
@@ -24,6 +23,7 @@ from oic.oic.message import (
 from oic.utils.authn.client import CLIENT_AUTHN_METHOD
 
 from regdesk.db import make_engine
+from tests import http_calls
 from tests.conftest import BACKENDS, scratch_database_url
 from tests.helpers import live_server
 from tests.oidc.support import CALLBACK, LOGGED_OUT, World, seed
@@ -135,7 +135,7 @@ def test_pyoidc_refuses_a_tampered_or_expired_id_token(live: tuple[str, World]) 
         }
     )
     back = Browser(base).authorize(request.request(rp.authorization_endpoint))
-    body = httpx.post(
+    body = http_calls.post(
         rp.token_endpoint,
         data={
             "grant_type": "authorization_code",

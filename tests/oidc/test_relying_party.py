@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
-import httpx
 import pytest
 from authlib.common.security import generate_token
 from authlib.integrations.httpx_client import OAuth2Client
@@ -39,6 +38,7 @@ from regdesk.config import load_settings
 from regdesk.db import make_engine, write_session
 from regdesk.keys.models import SigningKey
 from regdesk.oidc.keys import rotate
+from tests import http_calls
 from tests.conftest import BACKENDS, Registered, scratch_database_url
 from tests.helpers import live_server
 from tests.oidc.support import CALLBACK, LOGGED_OUT, PASSWORD, World, seed
@@ -88,7 +88,7 @@ class RelyingParty:
     """A tool that signs its users in with regdesk, written the way Authlib's docs show."""
 
     def __init__(self, base: str, app: Registered, scope: str = "openid profile email groups"):
-        self.metadata = httpx.get(f"{base}/.well-known/openid-configuration").json()
+        self.metadata = http_calls.get(f"{base}/.well-known/openid-configuration").json()
         self.client = OAuth2Client(
             app.client_id,
             app.client_secret,
@@ -112,7 +112,7 @@ class RelyingParty:
         return token
 
     def jwks(self) -> KeySet:
-        return KeySet.import_key_set(httpx.get(self.metadata["jwks_uri"]).json())
+        return KeySet.import_key_set(http_calls.get(self.metadata["jwks_uri"]).json())
 
     def validate(
         self, token: dict[str, Any], nonce: str | None, now: int | None = None
@@ -141,7 +141,7 @@ class Browser:
     """The user's browser: signs in when asked, presses Authorize."""
 
     def __init__(self, base: str) -> None:
-        self.http = httpx.Client(base_url=base)
+        self.http = http_calls.client(base_url=base)
 
     def authorize(self, url: str) -> str:
         """Follow the authorization URL, signing in and consenting as asked; where the tool
@@ -261,7 +261,9 @@ def test_a_key_rotation_during_a_live_session(live_of_its_own: Live) -> None:
     assert jwt.decode(after["id_token"], tool.jwks(), algorithms=["RS256"]).header["kid"] != old_kid
     assert tool.validate(after, None)["sub"] == str(live.world.fox)
     assert tool.validate(before, nonce)["sub"] == str(live.world.fox)
-    assert old_kid in [key["kid"] for key in httpx.get(tool.metadata["jwks_uri"]).json()["keys"]]
+    assert old_kid in [
+        key["kid"] for key in http_calls.get(tool.metadata["jwks_uri"]).json()["keys"]
+    ]
 
     # The overlap ends: the old key is no longer published, and its tokens no longer verify.
     overlap = load_settings().key_overlap
@@ -273,7 +275,7 @@ def test_a_key_rotation_during_a_live_session(live_of_its_own: Live) -> None:
         )
     engine.dispose()
     assert old_kid not in [
-        key["kid"] for key in httpx.get(tool.metadata["jwks_uri"]).json()["keys"]
+        key["kid"] for key in http_calls.get(tool.metadata["jwks_uri"]).json()["keys"]
     ]
     with pytest.raises(JoseError):
         tool.validate(before, nonce)

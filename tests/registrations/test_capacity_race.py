@@ -19,6 +19,7 @@ from sqlalchemy.orm import Session
 
 from regdesk.db import make_engine
 from regdesk.registrations.models import Order, Registration
+from tests import http_calls
 from tests.conftest import scratch_database_url
 from tests.helpers import live_servers
 from tests.volunteers.support import field_error
@@ -54,7 +55,7 @@ class Browser:
     """One signed-in browser on one server: its session cookie and its forms' CSRF token."""
 
     def __init__(self, base: str, username: str) -> None:
-        self.http = httpx.Client(base_url=base, timeout=60)
+        self.http = http_calls.client(base_url=base, timeout=60)
         login = self.http.get("/login")
         fields = {**form(login.text, "/login").fields, "username": username, "password": PASSWORD}
         assert self.http.post("/login", data=fields).status_code == 303

@@ -19,13 +19,20 @@ from fastapi.testclient import TestClient
 from sqlalchemy import Engine
 
 from regdesk.app import create_app
-from regdesk.config import load_settings
+from regdesk.config import Settings, load_settings
 from regdesk.db import make_engine
 from tests.conftest import BACKENDS, PUBLIC_URL, scratch_database_url
 
 # Rate limits are on, as in production, but high: hundreds of attacks from one address in a
 # minute are this suite's business, not the limits' (tests/test_ratelimit.py has those).
 GENEROUS = "100000/minute"
+
+
+def generous_settings(database_url: str, **settings: object) -> Settings:
+    """The settings of an app on `database_url` whose rate limits are all GENEROUS; `settings`
+    set anything else, a limit of its own included."""
+    limits = dict.fromkeys(("api_rate_limit", "token_rate_limit", "login_rate_limit"), GENEROUS)
+    return load_settings(database_url=database_url, **{**limits, **settings})
 
 
 @pytest.fixture(
@@ -48,14 +55,7 @@ def engine(database_url: str) -> Iterator[Engine]:
 
 @pytest.fixture(scope="module")
 def app(engine: Engine, database_url: str) -> FastAPI:
-    settings = load_settings(
-        database_url=database_url,
-        public_url=PUBLIC_URL,
-        api_rate_limit=GENEROUS,
-        token_rate_limit=GENEROUS,
-        login_rate_limit=GENEROUS,
-    )
-    return create_app(settings)
+    return create_app(generous_settings(database_url, public_url=PUBLIC_URL))
 
 
 @pytest.fixture(scope="module")

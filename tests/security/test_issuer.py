@@ -24,11 +24,12 @@ from sqlalchemy import Engine
 
 from regdesk.app import create_app
 from regdesk.cli import main
-from regdesk.config import DEFAULT_PUBLIC_URL, load_settings
+from regdesk.config import DEFAULT_PUBLIC_URL
+from tests import forkserver
 from tests.conftest import Apps
 from tests.helpers import free_port
 from tests.oauth.user_flow import REDIRECT, Flow
-from tests.security.conftest import GENEROUS
+from tests.security.conftest import generous_settings
 from tests.security.support import new_user
 from tests.web.support import PASSWORD, form, log_in, query
 
@@ -37,15 +38,7 @@ METADATA = "/.well-known/oauth-authorization-server"
 
 
 def served(engine: Engine, database_url: str, **settings: str) -> FastAPI:
-    return create_app(
-        load_settings(
-            database_url=database_url,
-            api_rate_limit=GENEROUS,
-            token_rate_limit=GENEROUS,
-            login_rate_limit=GENEROUS,
-            **settings,
-        )
-    )
+    return create_app(generous_settings(database_url, **settings))
 
 
 @pytest.fixture
@@ -139,16 +132,15 @@ def test_serve_beyond_loopback_needs_a_public_url(database_url: str, host: str) 
     env = {k: v for k, v in os.environ.items() if not k.startswith("REGDESK_")}
     env["REGDESK_DATABASE_URL"] = database_url
     regdesk = Path(sys.executable).with_name("regdesk")
-    result = subprocess.run(
+    process = forkserver.popen(
         [str(regdesk), "serve", "--host", host, "--port", str(free_port())],
         env=env,
-        capture_output=True,
-        text=True,
-        timeout=30,
-        check=False,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
     )
-    assert result.returncode != 0
-    assert "REGDESK_PUBLIC_URL" in result.stderr
+    _, stderr = process.communicate(timeout=30)
+    assert process.returncode != 0
+    assert "REGDESK_PUBLIC_URL" in stderr.decode()
 
 
 @pytest.mark.parametrize(

@@ -20,9 +20,8 @@ from sqlalchemy import Engine
 
 from regdesk.accounts import throttle
 from regdesk.app import create_app
-from regdesk.config import load_settings
 from tests.conftest import PUBLIC_URL, Apps
-from tests.security.conftest import GENEROUS
+from tests.security.conftest import generous_settings
 from tests.security.support import new_user
 from tests.web.support import PASSWORD, form, log_in, session_cookie
 
@@ -32,13 +31,7 @@ INTEGRATION = "198.51.100.20"
 
 
 def limited_app(database_url: str, **limits: str) -> FastAPI:
-    settings = {
-        "api_rate_limit": GENEROUS,
-        "token_rate_limit": GENEROUS,
-        "login_rate_limit": GENEROUS,
-        **limits,
-    }
-    return create_app(load_settings(database_url=database_url, public_url=PUBLIC_URL, **settings))
+    return create_app(generous_settings(database_url, public_url=PUBLIC_URL, **limits))
 
 
 def from_address(running: TestClient, address: str) -> TestClient:

@@ -25,7 +25,7 @@ from joserfc.jwk import KeySet, RSAKey
 from sqlalchemy import Engine, func, select
 
 from regdesk.app import create_app
-from regdesk.config import DEFAULT_PUBLIC_URL, load_settings
+from regdesk.config import DEFAULT_PUBLIC_URL
 from regdesk.db import read_session, utcnow, write_session
 from regdesk.oauth.models import AuthorizationCode
 from regdesk.oidc.keys import IdTokenKeys, jose_key
@@ -40,7 +40,7 @@ from tests.oidc.support import (
     register,
     verified_claims,
 )
-from tests.security.conftest import GENEROUS
+from tests.security.conftest import generous_settings
 from tests.security.support import new_user, unique
 from tests.web.support import PASSWORD, form, log_in, query, session_cookie
 
@@ -116,12 +116,7 @@ def test_the_id_token_is_for_the_client_it_was_issued_to_only(
 @pytest.fixture(scope="module")
 def hostless(engine: Engine, database_url: str) -> Iterator[TestClient]:
     """The service without REGDESK_PUBLIC_URL, reached by a request naming another host."""
-    settings = load_settings(
-        database_url=database_url,
-        api_rate_limit=GENEROUS,
-        token_rate_limit=GENEROUS,
-        login_rate_limit=GENEROUS,
-    )
+    settings = generous_settings(database_url)
     with TestClient(create_app(settings), base_url="https://evil.example") as client:
         yield client
 

@@ -66,7 +66,7 @@ def _run(
     listener = metrics_listener(context.settings)
     try:
         uvicorn.run(
-            "regdesk.app:create_app",
+            "regdesk.app:serving_app",
             factory=True,
             host=host,
             port=port,

@@ -12,7 +12,9 @@ disabled unless a delivery to it succeeded meanwhile.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import random
+import ssl
 import time
 import uuid
 from importlib.metadata import version
@@ -58,6 +60,13 @@ class Failed(Exception):
     """An attempt that got no 2xx: what the delivery log and the outbox show."""
 
 
+@functools.cache
+def _tls_context() -> ssl.SSLContext:
+    """The certificate authorities httpx trusts, read once per process: reading them takes
+    longer than anything else an app's start does, and every Sender verifies with the same."""
+    return httpx.create_ssl_context(trust_env=False)
+
+
 class Sender:
     """The webhook channel of one server process (its HTTP client, its key)."""
 
@@ -67,7 +76,9 @@ class Sender:
         self.allow_private = allow_private
         self.signer = Signer(engine)
         self.user_agent = f"regdesk/{version('regdesk')}"
-        self.client = httpx.Client(timeout=TIMEOUT, follow_redirects=False, trust_env=False)
+        self.client = httpx.Client(
+            timeout=TIMEOUT, follow_redirects=False, trust_env=False, verify=_tls_context()
+        )
 
     def channel(self) -> Channel:
         return Channel(
