@@ -9,6 +9,8 @@ feature that must act at a session's moment registers a hook here at start
 from __future__ import annotations
 
 import datetime as dt
+import sqlite3
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -191,7 +193,7 @@ def _make_sqlite_engine(url: str, **kwargs: Any) -> Engine:
         cursor.execute("PRAGMA foreign_keys=ON")
         cursor.execute("PRAGMA busy_timeout=30000")
         if make_url(url).database not in (None, "", ":memory:"):
-            cursor.execute("PRAGMA journal_mode=WAL")
+            _enter_wal(cursor, connect_args["timeout"])
             cursor.execute("PRAGMA synchronous=NORMAL")
         cursor.close()
 
@@ -205,6 +207,21 @@ def _make_sqlite_engine(url: str, **kwargs: Any) -> Engine:
             conn.exec_driver_sql("BEGIN")
 
     return engine
+
+
+def _enter_wal(cursor: Any, timeout: float) -> None:
+    """Switch the file to WAL, waiting as a lock wait would. Two processes that open a new
+    file at once (two servers starting on one database) race to switch it, and the loser
+    gets "database is locked" at once: SQLite does not call the busy handler there."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            cursor.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as error:
+            if "locked" not in str(error) or time.monotonic() >= deadline:
+                raise
+            time.sleep(0.005)
 
 
 _BEFORE_COMMIT: list[Callable[[Session], None]] = []
