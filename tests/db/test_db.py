@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import threading
+import uuid
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -134,3 +135,35 @@ def test_refreshing_statistics_on_sqlite_takes_the_write_lock_up_front(tmp_path:
     finally:
         engine.dispose()
     assert begun == ["BEGIN IMMEDIATE"]
+
+
+@pytest.mark.parametrize("database_url", ["postgresql"], indirect=True)
+def test_refreshing_statistics_on_postgresql_reads_our_tables_and_no_one_elses(
+    engine: Engine,
+) -> None:
+    """A bare ANALYZE read every table of the database: another schema's (another deployment's
+    on a shared server) as well as ours."""
+    elsewhere = f"elsewhere_{uuid.uuid4().hex[:12]}"
+    with engine.connect() as connection:
+        connection.execute(text(f"CREATE SCHEMA {elsewhere}"))
+        connection.execute(text(f"CREATE TABLE {elsewhere}.things AS SELECT 1 AS thing"))
+        connection.commit()
+    never_analyzed = -1  # pg_class.reltuples until a VACUUM or ANALYZE counts the rows
+    reltuples = text(
+        "SELECT reltuples FROM pg_class WHERE oid = to_regclass(:table) AND relkind = 'r'"
+    )
+    try:
+        with engine.connect() as connection:
+            ours = connection.execute(text("SELECT current_schema()")).scalar_one()
+            assert connection.execute(reltuples, {"table": f"{ours}.users"}).scalar_one() == -1
+        refresh_statistics(engine)
+        with engine.connect() as connection:
+            for table in ("users", "volunteers", "audit_events"):
+                counted = connection.execute(reltuples, {"table": f"{ours}.{table}"})
+                assert counted.scalar_one() != never_analyzed, table
+            theirs = connection.execute(reltuples, {"table": f"{elsewhere}.things"})
+            assert theirs.scalar_one() == never_analyzed
+    finally:
+        with engine.connect() as connection:
+            connection.execute(text(f"DROP SCHEMA {elsewhere} CASCADE"))
+            connection.commit()
