@@ -12,7 +12,8 @@ Passwords are hashed with argon2id at its smallest cost in every test process (o
 `cheap_password_hashing`): the same real hashing and verification, quick. A test that needs
 the service's own cost is marked `real_password_hashing`. And RSA signing keys, which every
 app start makes and which take a tenth of a second each, are made once per test process and
-handed out again (`reused_rsa_keys`), never twice to one database.
+handed out again (`reused_rsa_keys`), never twice to one database. The engines of a test
+process share the SQL they compiled (`shared_compiled_sql`).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
@@ -32,8 +34,10 @@ from click.testing import CliRunner, Result
 from cryptography.hazmat.primitives.asymmetric import rsa
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
-from sqlalchemy import Engine, select, text
+from sqlalchemy import Dialect, Engine, create_engine, select, text
+from sqlalchemy.util import LRUCache
 
+from regdesk import db as regdesk_db
 from regdesk import security
 from regdesk.app import create_app
 from regdesk.audit.service import Actor
@@ -112,6 +116,50 @@ def reused_rsa_keys() -> Iterator[None]:
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(key_store, "_add", add_noting_held_kids)
         patch.setitem(key_store.GENERATORS, "RS256", reused_rsa)
+        yield
+
+
+# --- compiled SQL -----------------------------------------------------------------------------
+
+# SQLAlchemy keeps the SQL it compiled on the engine, under the engine's own dialect: a test's
+# engines (its own, its app's) start with none, and compile every statement again, a seventh
+# of the time of a page test. So the engines of a test process share one store, under a key
+# that names the dialect by what its compilation depends on (its class, its driver's style,
+# the server's version) instead of by the instance: the same statement compiled once per
+# process and database kind, as one long-lived process compiles it once.
+
+
+class SharedCompiledCache:
+    """One engine's view of the process's store of compiled statements."""
+
+    def __init__(self, store: LRUCache[Any, Any], dialect: Dialect) -> None:
+        self._store = store
+        self._dialect = dialect
+
+    def _key(self, key: tuple[Any, ...]) -> tuple[Any, ...]:
+        dialect = self._dialect
+        kind = (type(dialect), dialect.paramstyle, dialect.server_version_info)
+        return (kind, *key[1:])
+
+    def get(self, key: tuple[Any, ...], default: Any = None) -> Any:
+        return self._store.get(self._key(key), default)
+
+    def __setitem__(self, key: tuple[Any, ...], value: Any) -> None:
+        self._store[self._key(key)] = value
+
+
+@pytest.fixture(scope="session", autouse=True)
+def shared_compiled_sql() -> Iterator[None]:
+    store: LRUCache[Any, Any] = LRUCache(20_000)
+
+    def create_sharing(url: Any, **kwargs: Any) -> Engine:
+        engine = create_engine(url, **kwargs)
+        if engine._compiled_cache is not None:  # none when the caller turned caching off
+            engine._compiled_cache = SharedCompiledCache(store, engine.dialect)  # type: ignore[assignment]
+        return engine
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(regdesk_db, "create_engine", create_sharing)
         yield
 
 

@@ -3,11 +3,12 @@ empty and as migrated, and never after a test changed what it is made of."""
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from sqlalchemy import text
+from sqlalchemy import literal_column, select, text
 
 from regdesk.db import make_engine
 from tests.conftest import PAGES, POSTGRES_ENV, postgres_base_url
@@ -91,3 +92,20 @@ def test_every_page_test_named_for_sqlite_only_exists() -> None:
     tests back on PostgreSQL, or a new data-layer test under an old page path off it."""
     root = Path(__file__).resolve().parents[1]
     assert [page for page in PAGES if not (root / page).exists()] == []
+
+
+def test_a_statement_is_compiled_once_for_every_engine_of_a_kind(database_url: str) -> None:
+    """`shared_compiled_sql` (tests/conftest.py): a second engine on the same kind of database
+    finds the statement the first compiled."""
+    engines = [make_engine(database_url), make_engine(database_url)]
+    unusual = select(literal_column("1").label(f"compiled_once_{uuid.uuid4().hex}"))
+    try:
+        hits = []
+        for engine in engines:
+            with engine.connect() as connection:
+                result = connection.execute(unusual)
+                hits.append(result.context.cache_hit == engine.dialect.CACHE_HIT)
+    finally:
+        for engine in engines:
+            engine.dispose()
+    assert hits == [False, True]

@@ -79,7 +79,7 @@ HOME = "198.51.100.30"
 
 
 def browser(running: TestClient, address: str) -> TestClient:
-    return TestClient(running.app, base_url=PUBLIC_URL, client=(address, 40000))
+    return from_address(running, address)
 
 
 def signed_in_before(running: TestClient, address: str, username: str) -> TestClient:
