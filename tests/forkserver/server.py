@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import gc
 import importlib
 import importlib.util
 import json
@@ -47,6 +48,10 @@ def _serve(control: socket.socket, listener: socket.socket) -> tuple[list[str], 
         importlib.import_module(name)
     ahead = [name for name in NOT_AHEAD if name in sys.modules]
     assert not ahead, f"imported ahead, which they must never be: {ahead}"
+    # Set aside from the collector, as a served app's start is (app.py, settle_heap): a child's
+    # full collections, its served app's first among them, walk only what the child made.
+    gc.collect()
+    gc.freeze()
     sys.stdout.flush()
     sys.stderr.flush()
 
