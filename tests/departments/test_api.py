@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from fastapi.testclient import TestClient
-from sqlalchemy import Engine
+from sqlalchemy import Engine, text
 
 from tests.api.support import app_engine, headers, import_rich, nested, statements
 from tests.conftest import Apps
@@ -62,3 +62,29 @@ def test_the_list_costs_the_same_statements_whatever_its_length(
     assert len(listed) == 43
     assert listed[-1]["leads"] == [nested("fox"), nested("otter")]
     assert len(many) == len(few), many
+
+
+def test_a_change_made_anywhere_shows_in_the_next_list(
+    client: TestClient, apps: Apps, engine: Engine
+) -> None:
+    """The list's JSON is kept between requests whose rows are the same (departments_json):
+    any change to what it shows, even by SQL outside regdesk, is in the next answer."""
+    ids = import_rich(engine).departments
+    auth = headers(apps, "volunteer:read")
+    before = client.get(DEPARTMENTS, headers=auth).json()
+    assert client.get(DEPARTMENTS, headers=auth).json() == before
+    changes = [
+        "UPDATE users SET first_name = 'Renamed' WHERE username = 'fox'",
+        f"UPDATE departments SET name = 'Safety' WHERE id = {ids['Security']}",
+        f"UPDATE departments SET publicly_visible = true WHERE id = {ids['Registration']}",
+        f"DELETE FROM department_leads WHERE department_id = {ids['Registration']}",
+    ]
+    with engine.begin() as connection:
+        for change in changes:
+            connection.execute(text(change))
+    after = client.get(DEPARTMENTS, headers=auth).json()
+    security, registration, _ = after
+    assert security["name"] == "Safety"
+    assert security["leads"][0]["firstName"] == "Renamed"
+    assert registration["publiclyVisible"] is True
+    assert registration["leads"] == []

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import APIRouter
-from fastapi.responses import JSONResponse
+from fastapi.responses import Response
 
 from regdesk.departments import service
 from regdesk.departments.schemas import Department
@@ -26,4 +26,4 @@ router = APIRouter(prefix="/api/v0", tags=["Volunteers"], route_class=QuickRoute
 @quick
 async def list_departments(token: VolunteerRead, reads: Reads) -> Any:
     """Every department, publicly visible or not: a bare array, not wrapped (api.md 4.5)."""
-    return JSONResponse(service.list_departments(reads))
+    return Response(service.departments_json(reads), media_type="application/json")

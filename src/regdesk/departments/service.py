@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
 from types import SimpleNamespace
 from typing import Any
@@ -32,7 +33,7 @@ _LEAD_COLUMNS = ("id", "first_name", "last_name", "username", "preferred_name", 
 _LEADS = Query(
     f"SELECT l.department_id, {', '.join('u.' + c for c in _LEAD_COLUMNS)}"  # noqa: S608 (ours)
     " FROM department_leads l JOIN users u ON u.id = l.user_id"
-    " ORDER BY l.department_id, u.id"
+    " ORDER BY l.department_id, l.user_id"  # the primary key's order: no sort
 )
 
 
@@ -40,11 +41,38 @@ def list_departments(bind: Session | LoopReads) -> list[dict[str, Any]]:
     """Every department, visible or not, with its leads: two queries whatever the count. Read
     on the event loop's connection by the API, in a session's transaction by the webhooks
     (which must see the change they describe)."""
+    return _render(*_rows(bind))
+
+
+def departments_json(reads: LoopReads) -> bytes:
+    """`list_departments` as the API sends it, JSON: rendered again only when the rows read
+    differ from those of the last answer. Rendering a few dozen records and encoding them cost
+    more than reading them; a change, however made, changes the rows, so the answer is never
+    stale (the same rows always make the same bytes)."""
+    global _last_answer
+    rows = _rows(reads)
+    if _last_answer is None or _last_answer[0] != rows:
+        body = json.dumps(
+            _render(*rows), ensure_ascii=False, allow_nan=False, separators=(",", ":")
+        ).encode()
+        _last_answer = (rows, body)
+    return _last_answer[1]
+
+
+_Rows = tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]
+_last_answer: tuple[_Rows, bytes] | None = None  # (rows, body)
+
+
+def _rows(bind: Session | LoopReads) -> _Rows:
     if isinstance(bind, LoopReads):
-        departments, found = bind.all(_DEPARTMENTS), bind.all(_LEADS)
-    else:
-        departments = [tuple(r) for r in bind.execute(sql_text(_DEPARTMENTS.sql))]
-        found = [tuple(r) for r in bind.execute(sql_text(_LEADS.sql))]
+        return bind.all(_DEPARTMENTS), bind.all(_LEADS)
+    departments = [tuple(r) for r in bind.execute(sql_text(_DEPARTMENTS.sql))]
+    return departments, [tuple(r) for r in bind.execute(sql_text(_LEADS.sql))]
+
+
+def _render(
+    departments: list[tuple[Any, ...]], found: list[tuple[Any, ...]]
+) -> list[dict[str, Any]]:
     leads: dict[int, list[SimpleNamespace]] = defaultdict(list)
     for department_id, *lead in found:
         leads[department_id].append(SimpleNamespace(**dict(zip(_LEAD_COLUMNS, lead, strict=True))))
