@@ -51,12 +51,13 @@ def departments_json(reads: LoopReads) -> bytes:
     stale (the same rows always make the same bytes)."""
     global _last_answer
     rows = _rows(reads)
-    if _last_answer is None or _last_answer[0] != rows:
+    last = _last_answer  # once: another event loop's thread may replace it meanwhile
+    if last is None or last[0] != rows:
         body = json.dumps(
             _render(*rows), ensure_ascii=False, allow_nan=False, separators=(",", ":")
         ).encode()
-        _last_answer = (rows, body)
-    return _last_answer[1]
+        last = _last_answer = (rows, body)
+    return last[1]
 
 
 _Rows = tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]
