@@ -7,6 +7,7 @@ import json
 import random
 import re
 from collections import Counter
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -15,7 +16,7 @@ from sqlalchemy import Engine, delete, func, select, text
 from regdesk import demo
 from regdesk.audit.models import AuditEvent
 from regdesk.audit.service import Actor
-from regdesk.db import read_session, write_session
+from regdesk.db import make_engine, read_session, write_session
 from regdesk.demo import DemoNotEmpty, DemoResult, data, load_demo, people, places, writer
 from regdesk.departments.models import Department, DepartmentLead
 from regdesk.documents.models import DocumentQueue
@@ -33,6 +34,7 @@ from regdesk.volunteers.models import (
     VolunteerDepartmentState,
     VolunteerOptionValue,
 )
+from tests.conftest import BACKENDS, scratch_database_url
 from tests.documents.support import declared, installed
 
 ACTOR = Actor(label="test:demo")
@@ -46,6 +48,24 @@ SEEDED_TABLES = writer.TABLES  # every table the seed decides; applications and 
 @pytest.fixture
 def loaded(engine: Engine) -> DemoResult:
     return load_demo(engine, users=USERS, volunteers=VOLUNTEERS, seed=7, actor=ACTOR)
+
+
+ReadOnlyDemo = tuple[DemoResult, Engine]
+
+
+@pytest.fixture(scope="module", params=BACKENDS)
+def read_only_demo(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[ReadOnlyDemo]:
+    """One demo, loaded as `loaded` loads it, for the tests that only read it (a demo of 300
+    people is most of such a test's time)."""
+    folder = tmp_path_factory.mktemp("demo")
+    with scratch_database_url(request.param, folder, migrated=True) as url:
+        engine = make_engine(url)
+        try:
+            yield load_demo(engine, users=USERS, volunteers=VOLUNTEERS, seed=7, actor=ACTOR), engine
+        finally:
+            engine.dispose()
 
 
 def rows(engine: Engine, model: Any) -> list[Any]:
@@ -204,7 +224,8 @@ def test_rows_added_after_the_demo_get_new_ids(loaded: DemoResult, engine: Engin
 # --- what it made ----------------------------------------------------------------------------
 
 
-def test_counts_are_as_asked_and_reported(loaded: DemoResult, engine: Engine) -> None:
+def test_counts_are_as_asked_and_reported(read_only_demo: ReadOnlyDemo) -> None:
+    loaded, engine = read_only_demo
     event_id = current_event_id(engine)
     volunteers = rows(engine, Volunteer)
     current = [v for v in volunteers if v.event_id == event_id]
@@ -221,7 +242,8 @@ def test_counts_are_as_asked_and_reported(loaded: DemoResult, engine: Engine) ->
     assert (document["users"], document["volunteers"]) == (USERS, VOLUNTEERS)
 
 
-def test_phones_and_emails_are_already_in_normal_form(loaded: DemoResult, engine: Engine) -> None:
+def test_phones_and_emails_are_already_in_normal_form(read_only_demo: ReadOnlyDemo) -> None:
+    _, engine = read_only_demo
     users = rows(engine, User)
     phones = [u.phone for u in users if u.phone is not None]
     assert len(phones) > USERS * 0.9
@@ -233,7 +255,8 @@ def test_phones_and_emails_are_already_in_normal_form(loaded: DemoResult, engine
     assert {u.email.rpartition("@")[2] for u in users} == set(data.EMAIL_DOMAINS)
 
 
-def test_usernames_are_ascii_and_unique_ignoring_case(loaded: DemoResult, engine: Engine) -> None:
+def test_usernames_are_ascii_and_unique_ignoring_case(read_only_demo: ReadOnlyDemo) -> None:
+    _, engine = read_only_demo
     users = rows(engine, User)
     for user in users:
         assert check_username(user.username) == user.username
@@ -243,7 +266,8 @@ def test_usernames_are_ascii_and_unique_ignoring_case(loaded: DemoResult, engine
     assert any(u.username != u.username.lower() for u in users)  # some CamelCase handles
 
 
-def test_names_are_varied_and_some_users_go_by_another(loaded: DemoResult, engine: Engine) -> None:
+def test_names_are_varied_and_some_users_go_by_another(read_only_demo: ReadOnlyDemo) -> None:
+    _, engine = read_only_demo
     users = rows(engine, User)
     assert any(not (u.first_name + u.last_name).isascii() for u in users)
     assert len({u.last_name for u in users}) > USERS / 3
@@ -251,7 +275,8 @@ def test_names_are_varied_and_some_users_go_by_another(loaded: DemoResult, engin
     assert USERS * 0.05 < len(preferred) < USERS * 0.3
 
 
-def test_addresses_are_complete_or_absent(loaded: DemoResult, engine: Engine) -> None:
+def test_addresses_are_complete_or_absent(read_only_demo: ReadOnlyDemo) -> None:
+    _, engine = read_only_demo
     users = rows(engine, User)
     without = [u for u in users if u.address_line1 is None]
     assert USERS * 0.05 < len(without) < USERS * 0.3
@@ -267,7 +292,8 @@ def test_addresses_are_complete_or_absent(loaded: DemoResult, engine: Engine) ->
     assert len({u.address_country for u in with_address}) >= 5
 
 
-def test_dates_and_flags_are_plausible(loaded: DemoResult, engine: Engine) -> None:
+def test_dates_and_flags_are_plausible(read_only_demo: ReadOnlyDemo) -> None:
+    _, engine = read_only_demo
     today = demo._today()
     users = rows(engine, User)
     for user in users:
@@ -291,7 +317,8 @@ def test_dates_and_flags_are_plausible(loaded: DemoResult, engine: Engine) -> No
         assert volunteer.created_at >= by_id[volunteer.user_id - 1].created_at
 
 
-def test_roles_have_both_scopes_and_staff_flags(loaded: DemoResult, engine: Engine) -> None:
+def test_roles_have_both_scopes_and_staff_flags(read_only_demo: ReadOnlyDemo) -> None:
+    _, engine = read_only_demo
     roles = {r.id: r for r in rows(engine, Role)}
     assert {r.name for r in roles.values() if r.staff} >= {"Staff", "Department Head", "Board"}
     held = rows(engine, UserRole)
@@ -300,7 +327,8 @@ def test_roles_have_both_scopes_and_staff_flags(loaded: DemoResult, engine: Engi
     assert {roles[h.role_id].name for h in held} == {r.name for r in roles.values()}
 
 
-def test_departments_have_leads_and_some_are_hidden(loaded: DemoResult, engine: Engine) -> None:
+def test_departments_have_leads_and_some_are_hidden(read_only_demo: ReadOnlyDemo) -> None:
+    _, engine = read_only_demo
     departments = rows(engine, Department)
     assert any(not d.publicly_visible for d in departments)
     for department in departments:
@@ -312,7 +340,8 @@ def test_departments_have_leads_and_some_are_hidden(loaded: DemoResult, engine: 
     assert len({lead.user_id for lead in leads}) >= 10
 
 
-def test_options_of_every_type_with_valid_answers(loaded: DemoResult, engine: Engine) -> None:
+def test_options_of_every_type_with_valid_answers(read_only_demo: ReadOnlyDemo) -> None:
+    _, engine = read_only_demo
     options = {o.id: o for o in rows(engine, EventOption)}
     current = [o for o in options.values() if o.event_id == current_event_id(engine)]
     assert {o.type for o in current} == {t.value for t in OptionType}
@@ -325,7 +354,8 @@ def test_options_of_every_type_with_valid_answers(loaded: DemoResult, engine: En
     assert sum(answered.values()) > VOLUNTEERS * len(current) * 0.5  # most answer most
 
 
-def test_every_volunteer_has_one_primary_contact(loaded: DemoResult, engine: Engine) -> None:
+def test_every_volunteer_has_one_primary_contact(read_only_demo: ReadOnlyDemo) -> None:
+    _, engine = read_only_demo
     methods = rows(engine, VolunteerContactMethod)
     by_volunteer: dict[int, list[VolunteerContactMethod]] = {}
     for method in methods:
@@ -339,7 +369,8 @@ def test_every_volunteer_has_one_primary_contact(loaded: DemoResult, engine: Eng
     assert len({m.name for m in methods}) >= 4
 
 
-def test_volunteers_mark_departments_with_every_state(loaded: DemoResult, engine: Engine) -> None:
+def test_volunteers_mark_departments_with_every_state(read_only_demo: ReadOnlyDemo) -> None:
+    _, engine = read_only_demo
     states = rows(engine, VolunteerDepartmentState)
     current = {v.id for v in rows(engine, Volunteer) if v.event_id == current_event_id(engine)}
     assert current <= {s.volunteer_id for s in states}
