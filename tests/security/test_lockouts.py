@@ -34,8 +34,8 @@ def limited_app(database_url: str, **limits: str) -> FastAPI:
     return create_app(generous_settings(database_url, public_url=PUBLIC_URL, **limits))
 
 
-def from_address(running: TestClient, address: str) -> TestClient:
-    """Another peer of the same running app (same event loop)."""
+def browser(running: TestClient, address: str) -> TestClient:
+    """Another peer of the same running app at `address` (same event loop)."""
     other = TestClient(running.app, base_url=PUBLIC_URL, client=(address, 40000))
     other.portal = running.portal
     return other
@@ -54,7 +54,7 @@ def test_wrong_secrets_sent_by_a_stranger_do_not_cut_the_integration_off(
 ) -> None:
     tool = Apps(engine, token_limited).register(service_scopes="user:read")
     grant = {"grant_type": "client_credentials"}
-    attacker = from_address(token_limited, ATTACKER)
+    attacker = browser(token_limited, ATTACKER)
     answers = set()
     for attempt in range(150):  # the finding: ~100 a second with the id and a wrong secret
         named = tool.client_id if attempt % 2 else f"0{tool.client_id}"
@@ -76,10 +76,6 @@ def test_wrong_secrets_sent_by_a_stranger_do_not_cut_the_integration_off(
 
 VENUE = "192.0.2.200"  # the convention's Wi-Fi: attendees and an attacker behind one address
 HOME = "198.51.100.30"
-
-
-def browser(running: TestClient, address: str) -> TestClient:
-    return from_address(running, address)
 
 
 def signed_in_before(running: TestClient, address: str, username: str) -> TestClient:

@@ -39,8 +39,8 @@ _LEADS = Query(
 
 def list_departments(bind: Session | LoopReads) -> list[dict[str, Any]]:
     """Every department, visible or not, with its leads: two queries whatever the count. Read
-    on the event loop's connection by the API, in a session's transaction by the webhooks
-    (which must see the change they describe)."""
+    in a session's transaction by the webhooks (which must see the change they describe); the
+    API sends the same records as `departments_json`, on the event loop's connection."""
     return _render(*_rows(bind))
 
 
