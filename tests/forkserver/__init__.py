@@ -258,6 +258,10 @@ class _Client:
                 self.changed.notify_all()
 
     def close(self) -> None:
+        # Shut down first: a close alone does not end the reader's recv, which keeps the
+        # socket open, so the fork server would see no end and the wait would run out.
+        with contextlib.suppress(OSError):
+            self.socket.shutdown(socket.SHUT_RDWR)
         self.socket.close()
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.server.wait(timeout=5)
