@@ -5,6 +5,7 @@ kind, on that answer too."""
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterator
 
@@ -17,7 +18,7 @@ from regdesk.audit.models import AuditEvent
 from regdesk.audit.service import Actor, record_event
 from regdesk.db import read_session, write_session
 from regdesk.observability.exposition import scrape
-from regdesk.observability.request_ids import incoming_or_new
+from regdesk.observability.request_ids import incoming_or_new, new_id
 from tests.conftest import PUBLIC_URL, bearer
 from tests.observability.support import add_user, register
 
@@ -92,6 +93,31 @@ def test_an_unsafe_incoming_id_is_replaced_by_a_new_one(client: TestClient, give
 def test_non_ascii_incoming_id_is_replaced() -> None:
     assert NEW_ID.fullmatch(incoming_or_new("ünïcode".encode()))
     assert NEW_ID.fullmatch(incoming_or_new(b"\xff\xfe"))
+
+
+def test_new_ids_are_random_and_never_repeat_across_reads_from_the_os() -> None:
+    """Ids are read from the OS a batch at a time: past several batches, none repeats."""
+    made = [new_id() for _ in range(2000)]
+    assert all(NEW_ID.fullmatch(each) for each in made)
+    assert len(set(made)) == len(made)
+
+
+def test_a_forked_process_makes_ids_of_its_own() -> None:
+    """A forked worker must not hand out the ids its parent had read but not used yet."""
+    new_id()  # the parent holds a batch, nearly whole
+    read, write = os.pipe()
+    child = os.fork()
+    if child == 0:  # pragma: no cover (the child)
+        os.close(read)
+        os.write(write, " ".join(new_id() for _ in range(10)).encode())
+        os._exit(0)
+    os.close(write)
+    with os.fdopen(read) as pipe:
+        theirs = set(pipe.read().split())
+    os.waitpid(child, 0)
+    ours = {new_id() for _ in range(10)}
+    assert len(theirs) == 10
+    assert not theirs & ours
 
 
 def test_the_audit_events_of_a_request_carry_its_id(engine: Engine, client: TestClient) -> None:
