@@ -95,14 +95,14 @@ def test_json_lines_carry_the_request_id_of_the_answer_and_of_its_audit_events(
         assert secret not in written
 
 
-def test_text_is_the_default_and_json_writes_every_line_off_the_loop() -> None:
+def test_text_is_the_default_and_json_writes_the_services_lines_off_the_loop() -> None:
     text = log_config()
-    assert text["formatters"]["access"]["()"] != JsonLines
+    assert "json" not in text["formatters"]
     assert "root" not in text
     json_config = log_config("json")
-    for handler in ("access", "default"):
-        assert json_config["handlers"][handler]["()"] is LinesOffTheLoop
-        assert json_config["handlers"][handler]["formatter"] == "json"
-        assert json_config["handlers"][handler]["filters"] == ["request_stamped"]
+    assert json_config["handlers"]["default"]["()"] is LinesOffTheLoop
+    assert json_config["handlers"]["default"]["formatter"] == "json"
+    assert json_config["handlers"]["default"]["filters"] == ["request_stamped"]
+    assert json_config["formatters"]["json"]["()"] is JsonLines
     assert json_config["filters"]["request_stamped"]["()"] is RequestStamped
     assert json_config["root"]["handlers"] == ["default"]

@@ -80,7 +80,7 @@ def _run(
             timeout_keep_alive=context.settings.keep_alive_seconds,
             log_level="info",
             log_config=log_config(context.settings.log_format),
-            access_log=context.settings.access_log == "on",
+            access_log=False,  # the service writes its own (web/access_log.py), the same lines
         )
     finally:
         if listener is not None:

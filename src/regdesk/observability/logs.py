@@ -5,11 +5,11 @@ own alike, carrying the id of the request it was written for (request_ids.py).
      "message": "...", "request_id": "3f2c...", "method": "GET", "path": "/api/v0/users/4",
      "status": 200, "duration_ms": 1.87, "client": "127.0.0.1:50522"}
 
-The request's id and timing are read by `RequestStamped` on the thread that logs, while the
-request's context is at hand; `JsonLines` formats later, on the handler's own thread
-(web/access_log.py LinesOffTheLoop), off the event loop. The access line's path is the one the
-access log's filter left (link tokens and secret query values hidden): nothing here adds a
-header, a body or a query value to a line.
+The request's id is read by `RequestStamped` on the thread that logs, while the request's
+context is at hand; `JsonLines` formats later, on the handler's own thread (web/access_log.py
+LinesOffTheLoop), off the event loop. An access line is made by `json_line` from what the
+outermost layer noted of the answer (web/access_log.py AccessLines), its path with link tokens
+and secret query values hidden: nothing here adds a header, a body or a query value to a line.
 """
 
 from __future__ import annotations
@@ -17,7 +17,6 @@ from __future__ import annotations
 import datetime as dt
 import json
 import logging
-from time import perf_counter
 
 from regdesk.observability.request_ids import current
 
@@ -25,43 +24,42 @@ ACCESS_LOGGER = "uvicorn.access"
 
 
 class RequestStamped(logging.Filter):
-    """On a handler: notes the request's id on each record and, on an access record (uvicorn's
-    arguments: client, method, path, HTTP version, status), its fields and duration so far
-    (uvicorn logs the access line as the answer starts)."""
+    """On a handler: notes the id of the request being answered on each record."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         context = current.get()
         record.request_id = None if context is None else context.id
-        if (
-            record.name == ACCESS_LOGGER
-            and isinstance(record.args, tuple)
-            and len(record.args) == 5
-        ):
-            client, method, path, _version, status = record.args
-            record.access = {
-                "method": method,
-                "path": path,
-                "status": status,
-                "duration_ms": (
-                    None if context is None else round((perf_counter() - context.started) * 1000, 2)
-                ),
-                "client": client,
-            }
         return True
+
+
+def json_line(
+    created: float,
+    level: str,
+    logger: str,
+    message: str,
+    request_id: str | None,
+    **fields: object,
+) -> str:
+    """One line of the JSON log: `created` in seconds since the epoch, then the fields."""
+    line = {
+        "time": dt.datetime.fromtimestamp(created, dt.UTC).isoformat(timespec="milliseconds"),
+        "level": level,
+        "logger": logger,
+        "message": message,
+        "request_id": request_id,
+        **fields,
+    }
+    return json.dumps(line, ensure_ascii=False, separators=(",", ":"), default=str)
 
 
 class JsonLines(logging.Formatter):
     def format(self, record: logging.LogRecord) -> str:
-        line = {
-            "time": dt.datetime.fromtimestamp(record.created, dt.UTC).isoformat(
-                timespec="milliseconds"
-            ),
-            "level": record.levelname,
-            "logger": record.name,
-            "message": record.getMessage(),
-            "request_id": getattr(record, "request_id", None),
-        }
-        line.update(getattr(record, "access", None) or {})
-        if record.exc_info:
-            line["exception"] = self.formatException(record.exc_info)
-        return json.dumps(line, ensure_ascii=False, separators=(",", ":"), default=str)
+        extra = {"exception": self.formatException(record.exc_info)} if record.exc_info else {}
+        return json_line(
+            record.created,
+            record.levelname,
+            record.name,
+            record.getMessage(),
+            getattr(record, "request_id", None),
+            **extra,
+        )
