@@ -73,15 +73,17 @@ token from `POST /api/oauth/token`. Errors come in one envelope,
 """
 
 
+# Routing tries each route in turn: the API's reads first, the most called first (the current
+# user: every OBO client's sign-in), then the token endpoint and the rest of the API.
 ROUTERS = (
-    oauth_router,
     current_user_router,
-    volunteers_router,
-    registrations_router,
-    ticket_api.router,
     users_router,
-    roles_router,
+    registrations_router,
+    volunteers_router,
     departments_router,
+    oauth_router,
+    roles_router,
+    ticket_api.router,
     account_pages.router,
     password_pages.router,
     signup_pages.router,

@@ -43,3 +43,47 @@ def test_the_command_line_does_not_import_prometheus_client() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout
     assert found.strip() == "False"
+
+
+FORKED_WORKERS = """
+import os, sys
+from regdesk.observability import metrics
+metrics.request_answered("/a", "GET", 200, 0.001)  # the parent's series, in its own file
+child = os.fork()
+if child == 0:
+    metrics.request_answered("/a", "GET", 200, 0.001)
+    metrics.request_answered("/a", "GET", 200, 0.001)
+    os._exit(0)
+os.waitpid(child, 0)
+print(os.getpid(), child)
+"""
+
+
+def test_a_forked_worker_writes_its_series_in_a_file_of_its_own(tmp_path: Path) -> None:
+    """The client tells processes apart by their id, which regdesk keeps rather than asks the
+    system for at each count (metrics.process_id): a fork must still get a file of its own."""
+    from prometheus_client import CollectorRegistry, generate_latest
+    from prometheus_client.multiprocess import MultiProcessCollector
+    from prometheus_client.parser import text_string_to_metric_families
+
+    env = {**os.environ, multiprocess.ENVIRONMENT: str(tmp_path)}
+    printed = subprocess.run(
+        [sys.executable, "-c", FORKED_WORKERS], env=env, capture_output=True, text=True, check=True
+    ).stdout
+    parent, child = printed.split()
+    assert sorted(p.name for p in tmp_path.glob("counter_*.db")) == sorted(
+        [f"counter_{parent}.db", f"counter_{child}.db"]
+    )
+    for pid, expected in ((parent, 1.0), (child, 2.0)):
+        alone = tmp_path / pid
+        alone.mkdir()
+        (alone / f"counter_{pid}.db").write_bytes((tmp_path / f"counter_{pid}.db").read_bytes())
+        registry = CollectorRegistry()
+        MultiProcessCollector(registry, path=str(alone))  # type: ignore[no-untyped-call]
+        counted = [
+            sample.value
+            for family in text_string_to_metric_families(generate_latest(registry).decode())
+            for sample in family.samples
+            if sample.name == "regdesk_http_requests_total"
+        ]
+        assert counted == [expected]
