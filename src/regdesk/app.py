@@ -172,8 +172,8 @@ def create_app(settings: Settings | None = None, *, serving: bool = False) -> Fa
             gc.unfreeze()
         outbox.stop()
         webhooks.close()
-        app.state.loop_reads.close()
-        app.state.loop_writes.close()
+        await app.state.loop_reads.aclose()
+        await app.state.loop_writes.aclose()
         engine.dispose()
         if access is not None:
             access.close()

@@ -48,12 +48,12 @@ _HELD = Query(
 )
 
 
-def current_user_record(
+async def current_user_record(
     reads: LoopReads, user_id: int, scopes: frozenset[str]
 ) -> dict[str, Any] | None:
     """The record of the user with this id as a token with `scopes` sees it; None: no such
     user."""
-    row = reads.first(_USER, user_id=user_id)
+    row = await reads.first(_USER, user_id=user_id)
     if row is None:
         return None
     user = SimpleNamespace(**dict(zip(_COLUMNS, row, strict=False)))
@@ -62,7 +62,7 @@ def current_user_record(
         setattr(user, flag, bool(getattr(user, flag)))
     if isinstance(user.born_at, str):
         user.born_at = dt.date.fromisoformat(user.born_at)
-    held = reads.all(_HELD, user_id=user_id)
+    held = await reads.all(_HELD, user_id=user_id)
     return render_current_user(
         user,
         scopes,

@@ -30,7 +30,7 @@ async def current_user(token: BasicProfile, reads: Reads) -> Any:
     """The user who granted the token (api.md 4.8): a user's token with pii:basic only."""
     if token.user_id is None:  # unreachable today: no service may hold pii:basic
         raise InsufficientScope(["pii:basic"])
-    record = current_user_record(reads, token.user_id, token.scopes)
+    record = await current_user_record(reads, token.user_id, token.scopes)
     if record is None:
         raise InvalidToken()
     return JSONResponse(record)

@@ -1,4 +1,4 @@
-"""The hot paths' own reads and writes: SQL text on the driver's cursor, on a connection the
+"""The hot paths' own reads and writes: SQL text on the driver's cursor, on connections the
 event loop owns (the bearer guard, record pages, client_credentials tokens)."""
 
 from __future__ import annotations
@@ -7,9 +7,9 @@ import asyncio
 import logging
 import re
 import threading
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from contextlib import suppress
-from typing import Any
+from typing import Any, TypeVar
 
 from sqlalchemy import Engine
 
@@ -35,21 +35,28 @@ class Query:
 
 
 SQLITE_BUSY, SQLITE_LOCKED = 5, 6
+# PostgreSQL: how many connections an event loop reads (or writes) through at most. A read
+# there is a round trip to the server; with several connections the loop answers other
+# requests while one waits, instead of waiting with it.
+PG_CONNECTIONS = 4
 
 
 class LoopReads:
-    """The connection an event loop reads through on the hot paths (the guard, record pages),
-    and, with `writer=True`, the one it writes single rows through (a client_credentials token).
+    """The connections an event loop reads through on the hot paths (the guard, record pages),
+    and, with `writer=True`, writes single rows through (a client_credentials token).
 
     Reads there are single statements that seek an index and never wait for a lock (WAL on
-    SQLite, MVCC on PostgreSQL), so the loop runs them itself: no thread hand-off, no pool
-    checkout. One driver connection in autocommit, each statement its own transaction, used
-    from the loop's thread only. A statement that fails on a broken connection (a database
-    restart) runs once more on a new one.
+    SQLite, MVCC on PostgreSQL), each its own transaction, with no thread hand-off and no pool
+    checkout; used from the loop's thread only. On SQLite the loop runs them itself, on one
+    driver connection: a read is a few microseconds of the loop's time, and awaiting it costs
+    nothing more. On PostgreSQL a read is a round trip to the server, so they are awaited on
+    the driver's asynchronous connections (up to PG_CONNECTIONS, made as requests need them):
+    the loop answers other requests while the server works. A statement that fails on a broken
+    connection (a database restart) runs once more on a new one.
 
-    The writer never makes the loop wait: on SQLite it gives up at once when another writer
-    holds the lock (`try_write` says False, and the caller takes the path that waits, in a
-    worker thread); on PostgreSQL it commits without waiting for the disk (synchronous_commit
+    The writer never makes the loop wait for a lock: on SQLite it gives up at once when another
+    writer holds the lock (`try_write` says False, and the caller takes the path that waits, in
+    a worker thread); on PostgreSQL it commits without waiting for the disk (synchronous_commit
     off: a crash may forget the last few tokens issued, whose clients then ask again).
     """
 
@@ -57,33 +64,44 @@ class LoopReads:
         self.engine = engine
         self.sqlite = engine.dialect.name == "sqlite"
         self.writer = writer
-        self._connection: Any = None
+        self._connection: Any = None  # SQLite's
+        self._idle: list[Any] = []  # PostgreSQL's, free
+        self._slots: asyncio.Semaphore | None = None
         self._thread: int | None = None
 
-    def all(self, query: Query, **parameters: Any) -> list[tuple[Any, ...]]:
+    async def all(self, query: Query, **parameters: Any) -> list[tuple[Any, ...]]:
         self._check_thread()
+        if SQL_LOG.isEnabledFor(logging.DEBUG):
+            SQL_LOG.debug("%s %r", query.sql, parameters)
+        if not self.sqlite:
+            return await self._on_postgresql(_read, query, parameters)
         try:
-            return self._run(query, parameters)
+            return self._read_sqlite(query, parameters)
         except self.engine.dialect.loaded_dbapi.OperationalError:
-            self._drop()  # the server went away: once more, on a new connection
-            return self._run(query, parameters)
+            self._drop()  # the file went away: once more, on a new connection
+            return self._read_sqlite(query, parameters)
         except BaseException:
             self._drop()
             raise
 
-    def first(self, query: Query, **parameters: Any) -> tuple[Any, ...] | None:
-        rows = self.all(query, **parameters)
+    async def first(self, query: Query, **parameters: Any) -> tuple[Any, ...] | None:
+        rows = await self.all(query, **parameters)
         return rows[0] if rows else None
 
-    def try_write(self, query: Query, rows: Sequence[dict[str, Any]]) -> bool:
+    async def try_write(self, query: Query, rows: Sequence[dict[str, Any]]) -> bool:
         """Run a writing statement for each of `rows`, all in one transaction, unless that
         means waiting for SQLite's write lock or a row breaks a constraint: then False, and
         nothing is written."""
         assert self.writer, "a LoopReads(writer=True) writes"
         self._check_thread()
+        if SQL_LOG.isEnabledFor(logging.DEBUG):
+            SQL_LOG.debug("%s x %d", query.sql, len(rows))
         dbapi = self.engine.dialect.loaded_dbapi
         try:
-            self._run_many(query, rows)
+            if self.sqlite:
+                self._write_sqlite(query, rows)
+            else:
+                await self._on_postgresql(_write, query, rows)
         except dbapi.IntegrityError:
             return False
         except dbapi.OperationalError as error:
@@ -96,25 +114,6 @@ class LoopReads:
             raise
         return True
 
-    def _run_many(self, query: Query, rows: Sequence[dict[str, Any]]) -> None:
-        if SQL_LOG.isEnabledFor(logging.DEBUG):
-            SQL_LOG.debug("%s x %d", query.sql, len(rows))
-        if self._connection is None:
-            self._connection = self._connect()
-        driver: Any = self._connection.driver_connection
-        if self.sqlite:
-            driver.execute("BEGIN IMMEDIATE")
-            try:
-                driver.executemany(query.qmark, [[r[n] for n in query.names] for r in rows])
-                driver.execute("COMMIT")
-            except BaseException:
-                with suppress(Exception):
-                    driver.execute("ROLLBACK")
-                raise
-        else:
-            with driver.transaction(), driver.cursor() as cursor:
-                cursor.executemany(query.pyformat, rows)
-
     def _check_thread(self) -> None:
         thread = threading.get_ident()
         if self._thread != thread:
@@ -122,32 +121,33 @@ class LoopReads:
                 raise RuntimeError("LoopReads serves its event loop's thread only")
             self._thread = thread
 
-    def _run(self, query: Query, parameters: dict[str, Any]) -> list[tuple[Any, ...]]:
-        if SQL_LOG.isEnabledFor(logging.DEBUG):
-            SQL_LOG.debug("%s %r", query.sql, parameters)
+    # --- SQLite: the loop's one connection, run by the loop itself ---------------------------
+
+    def _sqlite(self) -> Any:
         if self._connection is None:
-            self._connection = self._connect()
-        cursor = self._connection.cursor()
+            self._connection = self.engine.raw_connection()
+            if self.writer:  # the driver connection is in autocommit already (_on_connect)
+                self._connection.driver_connection.execute("PRAGMA busy_timeout = 0")
+        return self._connection
+
+    def _read_sqlite(self, query: Query, parameters: dict[str, Any]) -> list[tuple[Any, ...]]:
+        cursor = self._sqlite().cursor()
         try:
-            if self.sqlite:
-                cursor.execute(query.qmark, [parameters[name] for name in query.names])
-            else:
-                cursor.execute(query.pyformat, parameters)
+            cursor.execute(query.qmark, [parameters[name] for name in query.names])
             return list(cursor.fetchall()) if cursor.description else []
         finally:
             cursor.close()
 
-    def _connect(self) -> Any:
-        connection = self.engine.raw_connection()
-        driver: Any = connection.driver_connection
-        if self.sqlite:  # the driver connection is in autocommit already (_on_connect)
-            if self.writer:
-                driver.execute("PRAGMA busy_timeout = 0")
-        else:
-            driver.autocommit = True
-            if self.writer:
-                driver.execute("SET synchronous_commit TO off")
-        return connection
+    def _write_sqlite(self, query: Query, rows: Sequence[dict[str, Any]]) -> None:
+        driver: Any = self._sqlite().driver_connection
+        driver.execute("BEGIN IMMEDIATE")
+        try:
+            driver.executemany(query.qmark, [[r[n] for n in query.names] for r in rows])
+            driver.execute("COMMIT")
+        except BaseException:
+            with suppress(Exception):
+                driver.execute("ROLLBACK")
+            raise
 
     def _drop(self) -> None:
         connection, self._connection = self._connection, None
@@ -155,9 +155,75 @@ class LoopReads:
             with suppress(Exception):
                 connection.invalidate()
 
+    # --- PostgreSQL: the driver's asynchronous connections ----------------------------------
+
+    async def _on_postgresql(self, work: _Work[T], query: Query, argument: Any) -> T:
+        """`work` done on a free connection of this loop's (once more on a new one when the
+        connection turns out broken); the connection is closed if `work` fails otherwise."""
+        if self._slots is None:
+            self._slots = asyncio.Semaphore(PG_CONNECTIONS)
+        dbapi = self.engine.dialect.loaded_dbapi
+        async with self._slots:
+            for last_try in (False, True):
+                connection = self._idle.pop() if self._idle else await self._connect()
+                try:
+                    result = await work(connection, query, argument)
+                except dbapi.OperationalError:
+                    broken = connection.broken
+                    await _close(connection)
+                    if last_try or not broken:
+                        raise
+                    # The server went away (a restart): its other connections with it.
+                    stale, self._idle = self._idle, []
+                    for each in stale:
+                        await _close(each)
+                    continue
+                except BaseException:
+                    await _close(connection)
+                    raise
+                self._idle.append(connection)
+                return result
+        raise AssertionError("unreachable")
+
+    async def _connect(self) -> Any:
+        """A new connection as the engine's pool makes them (its URL, its arguments)."""
+        arguments, options = self.engine.dialect.create_connect_args(self.engine.url)
+        dbapi = self.engine.dialect.loaded_dbapi
+        connection = await dbapi.AsyncConnection.connect(*arguments, **options, autocommit=True)
+        if self.writer:
+            await connection.execute("SET synchronous_commit TO off")
+        return connection
+
     def close(self) -> None:
-        """Closed, not returned to the pool: the pool's other users expect its settings."""
+        """Closed, not returned to the pool: the pool's other users expect its settings.
+        PostgreSQL's connections are closed by `aclose`, on their loop."""
         self._drop()
+
+    async def aclose(self) -> None:
+        self.close()
+        idle, self._idle = self._idle, []
+        for connection in idle:
+            await _close(connection)
+
+
+T = TypeVar("T")
+_Work = Callable[[Any, Query, Any], Awaitable[T]]
+
+
+async def _read(connection: Any, query: Query, parameters: dict[str, Any]) -> list[Any]:
+    async with connection.cursor() as cursor:
+        await cursor.execute(query.pyformat, parameters)
+        return list(await cursor.fetchall()) if cursor.description else []
+
+
+async def _write(connection: Any, query: Query, rows: Sequence[dict[str, Any]]) -> None:
+    async with connection.transaction(), connection.cursor() as cursor:
+        await cursor.executemany(query.pyformat, rows)
+
+
+async def _close(connection: Any) -> None:
+    with suppress(Exception):
+        await connection.close()
 
 
 class GroupedWrites:
@@ -171,6 +237,7 @@ class GroupedWrites:
     def __init__(self, writes: LoopReads, query: Query) -> None:
         self._writes, self._query = writes, query
         self._pending: list[tuple[dict[str, Any], asyncio.Future[bool]]] = []
+        self._committing: set[asyncio.Task[None]] = set()
 
     async def write(self, row: dict[str, Any]) -> bool:
         """Whether the row was written (False: see LoopReads.try_write)."""
@@ -183,11 +250,18 @@ class GroupedWrites:
 
     def _flush(self) -> None:
         batch, self._pending = self._pending, []
+        task = asyncio.get_running_loop().create_task(self._commit(batch))
+        self._committing.add(task)  # kept until done: a task nobody holds may be collected
+        task.add_done_callback(self._committing.discard)
+
+    async def _commit(self, batch: list[tuple[dict[str, Any], asyncio.Future[bool]]]) -> None:
         try:
-            written = self._writes.try_write(self._query, [row for row, _ in batch])
+            written = await self._writes.try_write(self._query, [row for row, _ in batch])
         except Exception as error:
             for _, future in batch:
-                future.set_exception(error)
+                if not future.done():
+                    future.set_exception(error)
             return
         for _, future in batch:
-            future.set_result(written)
+            if not future.done():
+                future.set_result(written)

@@ -26,4 +26,4 @@ router = APIRouter(prefix="/api/v0", tags=["Volunteers"], route_class=QuickRoute
 @quick
 async def list_departments(token: VolunteerRead, reads: Reads) -> Any:
     """Every department, publicly visible or not: a bare array, not wrapped (api.md 4.5)."""
-    return Response(service.departments_json(reads), media_type="application/json")
+    return Response(await service.departments_json(reads), media_type="application/json")

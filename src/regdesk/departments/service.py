@@ -37,20 +37,20 @@ _LEADS = Query(
 )
 
 
-def list_departments(bind: Session | LoopReads) -> list[dict[str, Any]]:
+def list_departments(bind: Session) -> list[dict[str, Any]]:
     """Every department, visible or not, with its leads: two queries whatever the count. Read
     in a session's transaction by the webhooks (which must see the change they describe); the
     API sends the same records as `departments_json`, on the event loop's connection."""
     return _render(*_rows(bind))
 
 
-def departments_json(reads: LoopReads) -> bytes:
+async def departments_json(reads: LoopReads) -> bytes:
     """`list_departments` as the API sends it, JSON: rendered again only when the rows read
     differ from those of the last answer. Rendering a few dozen records and encoding them cost
     more than reading them; a change, however made, changes the rows, so the answer is never
     stale (the same rows always make the same bytes)."""
     global _last_answer
-    rows = _rows(reads)
+    rows = await reads.all(_DEPARTMENTS), await reads.all(_LEADS)
     last = _last_answer  # once: another event loop's thread may replace it meanwhile
     if last is None or last[0] != rows:
         body = json.dumps(
@@ -64,9 +64,7 @@ _Rows = tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]
 _last_answer: tuple[_Rows, bytes] | None = None  # (rows, body)
 
 
-def _rows(bind: Session | LoopReads) -> _Rows:
-    if isinstance(bind, LoopReads):
-        return bind.all(_DEPARTMENTS), bind.all(_LEADS)
+def _rows(bind: Session) -> _Rows:
     departments = [tuple(r) for r in bind.execute(sql_text(_DEPARTMENTS.sql))]
     return departments, [tuple(r) for r in bind.execute(sql_text(_LEADS.sql))]
 

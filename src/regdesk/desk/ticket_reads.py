@@ -26,8 +26,8 @@ BY_CODE = Query(f"""
 """)  # noqa: S608 (the document's own subquery)
 
 
-def record_by_code(reads: LoopReads, code: str) -> dict[str, Any] | None:
-    row = reads.first(BY_CODE, code=code, current=True)
+async def record_by_code(reads: LoopReads, code: str) -> dict[str, Any] | None:
+    row = await reads.first(BY_CODE, code=code, current=True)
     if row is None:
         return None
     registration_id, body, checked_in_at = row

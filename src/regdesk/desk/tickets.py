@@ -52,7 +52,7 @@ def _keys(request: Request) -> ticket_codes.TicketKeys:
 async def ticket_keys(request: Request, reads: Reads) -> Any:
     """Every public key a genuine ticket code may be signed with (retired ones too), as a JWKS
     and as PEM, and the codes' format: a scanning app verifies a code offline with them."""
-    keys = _keys(request).current(ticket_codes.keys_read_by(reads))
+    keys = await _keys(request).read_by(reads)
     return {
         "keys": [key.jwk() for key in keys],
         "pem": [{"kid": key.kid, "publicKey": key.pem(), "retired": key.retired} for key in keys],
@@ -70,10 +70,10 @@ async def ticket(code: str, request: Request, token: TicketRead, reads: Reads) -
     """The registration record of the ticket's holder, as the registration API renders it,
     with `checkedInAt`; 404 for a code this instance did not sign, or whose registration is
     cancelled or refunded."""
-    genuine = _keys(request).verify(code, ticket_codes.keys_read_by(reads))
+    genuine = await _keys(request).verify_by(code, reads)
     if genuine is None:
         raise NotFound(NOT_FOUND)
-    record = record_by_code(reads, genuine)
+    record = await record_by_code(reads, genuine)
     if record is None:
         raise NotFound(NOT_FOUND)
     return JSONResponse(record)

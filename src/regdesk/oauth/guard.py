@@ -57,10 +57,10 @@ def bearer_credential(request: Request) -> str | None:
     return credential
 
 
-def live_token(request: Request, reads: Reads) -> LiveToken:
+async def live_token(request: Request, reads: Reads) -> LiveToken:
     """The live token of the request, counted against its application's rate limit: 401 when
     there is none, 429 over the limit. Scopes are the caller's to check."""
-    return live_token_of(request, reads, bearer_credential(request))
+    return await live_token_of(request, reads, bearer_credential(request))
 
 
 # Where a request keeps the token its guard found, and its rate-limit verdict: a route asked
@@ -69,7 +69,7 @@ def live_token(request: Request, reads: Reads) -> LiveToken:
 _GUARDED = "regdesk_guarded"
 
 
-def live_token_of(request: Request, reads: Reads, credential: str | None) -> LiveToken:
+async def live_token_of(request: Request, reads: Reads, credential: str | None) -> LiveToken:
     """`live_token`, for a credential the caller read."""
     if credential is None:
         raise InvalidToken()
@@ -80,7 +80,7 @@ def live_token_of(request: Request, reads: Reads, credential: str | None) -> Liv
         _, token, limited = guarded
     else:
         try:
-            token = find_live_token(reads, credential)
+            token = await find_live_token(reads, credential)
         except TokenRefused as refused:
             raise TokenExpired() if refused.expired else InvalidToken() from None
         limited = ratelimit.count(request, "api", str(token.application_id))
@@ -96,7 +96,7 @@ async def bearer(
     reads: Reads,
     _: Annotated[str | None, Depends(oauth2_scheme)],  # declares the scheme in OpenAPI
 ) -> LiveToken:
-    token = live_token(request, reads)
+    token = await live_token(request, reads)
     missing = [scope for scope in security_scopes.scopes if scope not in token.scopes]
     if missing:
         raise InsufficientScope(missing)
@@ -122,7 +122,7 @@ async def bearer_or_form(
             credential = in_body[0] if len(in_body[0]) <= 512 else None
             if credential is None:
                 raise InvalidToken()
-    token = live_token_of(request, reads, credential)
+    token = await live_token_of(request, reads, credential)
     missing = [scope for scope in security_scopes.scopes if scope not in token.scopes]
     if missing:
         raise InsufficientScope(missing)
@@ -146,7 +146,7 @@ class OwnOr:
         reads: Reads,
         _: Annotated[str | None, Depends(oauth2_scheme)],
     ) -> LiveToken:
-        token = live_token(request, reads)
+        token = await live_token(request, reads)
         if all(scope in token.scopes for scope in security_scopes.scopes):
             return token
         asked = record_id(str(request.path_params.get(self.path_parameter, "")))

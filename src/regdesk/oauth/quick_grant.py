@@ -62,7 +62,7 @@ class QuickClient:
     approved: str
 
 
-def quick_client(
+async def quick_client(
     reads: LoopReads,
     fields: Mapping[str, Sequence[str]],
     credentials: ClientCredentials | None,
@@ -74,7 +74,7 @@ def quick_client(
     number = client_number(credentials.client_id) if credentials else None
     if credentials is None or number is None:
         return None
-    row = reads.first(APPLICATION, id=number)
+    row = await reads.first(APPLICATION, id=number)
     if row is None:
         return None
     secret_hash, suspended, approved = row
@@ -161,7 +161,7 @@ async def _answer(
         return None
     state = request.app.state
     try:
-        client = quick_client(state.loop_reads, fields, credentials)
+        client = await quick_client(state.loop_reads, fields, credentials)
         if client is None:
             return None  # the route authenticates again, and charges the failure
         # Counted here, once: the route finds the verdict on the request's state.

@@ -83,7 +83,7 @@ LIVE_TOKEN = Query("""
 USER_PERMISSIONS = Query("SELECT name FROM user_permissions WHERE user_id = :user_id")
 
 
-def find_live_token(reads: LoopReads, token: str) -> LiveToken:
+async def find_live_token(reads: LoopReads, token: str) -> LiveToken:
     """The token's current powers, or TokenRefused when it is not a live token.
 
     A token is live while unexpired and unrevoked, its application is not suspended (nor was
@@ -91,7 +91,7 @@ def find_live_token(reads: LoopReads, token: str) -> LiveToken:
     it was issued with, less any the application has lost since (`granted_scopes`) and, for a
     sensitive scope, any its user no longer holds.
     """
-    row = reads.first(LIVE_TOKEN, hash=token_hash(token))
+    row = await reads.first(LIVE_TOKEN, hash=token_hash(token))
     if row is None:
         raise TokenRefused(expired=False)
     user_id, scope, expires_at, unrevoked, created_at, app_id, suspended, *rest = row
@@ -101,16 +101,17 @@ def find_live_token(reads: LoopReads, token: str) -> LiveToken:
         raise TokenRefused(expired=False)
     if naive_utc(expires_at) <= utcnow().replace(tzinfo=None):
         raise TokenRefused(expired=True)
+    issued_with = parse_scopes(scope)
+    permissions: set[str] = set()
+    if user_id is not None and any(SCOPES[s].sensitive for s in issued_with if s in SCOPES):
+        rows = await reads.all(USER_PERMISSIONS, user_id=user_id)
+        permissions = {name for (name,) in rows}
     scopes = token_scopes(
-        parse_scopes(scope),
+        issued_with,
         issued,
         allowed=service if user_id is None else obo,
         cutoffs=cutoffs,
-        user_permissions=(
-            None
-            if user_id is None
-            else lambda: {name for (name,) in reads.all(USER_PERMISSIONS, user_id=user_id)}
-        ),
+        user_permissions=None if user_id is None else lambda: permissions,
     )
     return LiveToken(application_id=app_id, user_id=user_id, scopes=frozenset(scopes))
 

@@ -192,7 +192,7 @@ def _storable(ids: tuple[int, ...]) -> list[int]:
     return sorted({id_ for id_ in ids if 0 < id_ <= ID_MAX})
 
 
-def registration_page(
+async def registration_page(
     reads: LoopReads, filters: RegistrationFilters, after_id: int, limit: int
 ) -> tuple[list[str], int | None]:
     """The JSON records of the current event's live registrations after `after_id` that match
@@ -211,14 +211,14 @@ def registration_page(
         return [], None  # no such record: `IN ()` is no SQL
     if filters.status is not None:
         parameters["status"] = filters.status
-    rows = reads.all(_search_query(users, filters.status is not None, products), **parameters)
+    rows = await reads.all(_search_query(users, filters.status is not None, products), **parameters)
     page = rows[:limit]
     bodies = complete(reads, page, DOCUMENT)
     return bodies, (page[-1][0] if len(rows) > limit else None)
 
 
-def registration_of_user(reads: LoopReads, user_id: int) -> str | None:
+async def registration_of_user(reads: LoopReads, user_id: int) -> str | None:
     """The JSON record of the user's live registration for the current event, if any."""
-    row = reads.first(OF_USER, current=True, user_id=user_id)
+    row = await reads.first(OF_USER, current=True, user_id=user_id)
     found = complete(reads, [(row[0], row[1])], DOCUMENT) if row is not None else []
     return found[0] if found else None

@@ -52,7 +52,7 @@ async def search_registrations(
     filters = body.filter.model_dump(exclude_none=True) if body.filter else {}
     after = cursors.decode(body.nextPage, "registrations", filters) if body.nextPage else 0
     user_ids, product_ids = filters.get("userIds"), filters.get("productIds")
-    found, continue_after = records.registration_page(
+    found, continue_after = await records.registration_page(
         reads,
         records.RegistrationFilters(
             user_ids=tuple(user_ids) if user_ids is not None else None,
@@ -82,7 +82,7 @@ async def user_registration(id: str, token: RegistrationReadOrOwn, reads: Reads)
     """The user's live registration for the current event; 404 when there is none (an unknown
     user too). A user's token with con:read reads its own user's only (403 for another)."""
     user_id = record_id(id)
-    record = records.registration_of_user(reads, user_id) if user_id is not None else None
+    record = await records.registration_of_user(reads, user_id) if user_id is not None else None
     if record is None:
         raise NotFound("Registration not found.")
     return JSONText(record)
@@ -106,7 +106,7 @@ def _own_user(token: LiveToken, scope: str) -> int:
 async def current_user_registration(token: OwnRegistration, reads: Reads) -> Any:
     """The live registration of the user who granted the token (con:read); 404 when there is
     none."""
-    record = records.registration_of_user(reads, _own_user(token, "con:read"))
+    record = await records.registration_of_user(reads, _own_user(token, "con:read"))
     if record is None:
         raise NotFound("Registration not found.")
     return JSONText(record)

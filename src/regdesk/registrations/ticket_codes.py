@@ -119,9 +119,9 @@ KEY_ROWS = Query(f"""
 KeyLoader = Callable[[], list[PublicKey]]
 
 
-def keys_read_by(reads: LoopReads) -> KeyLoader:
+async def keys_read_by(reads: LoopReads) -> list[PublicKey]:
     """The ticket keys read on the event loop's connection (an `async` route)."""
-    return lambda: [public_key_of(PURPOSE, *row) for row in reads.all(KEY_ROWS)]
+    return [public_key_of(PURPOSE, *row) for row in await reads.all(KEY_ROWS)]
 
 
 def keys_read_in(bind: Bind) -> KeyLoader:
@@ -138,12 +138,19 @@ class TicketKeys:
     _keys: list[PublicKey] = field(default_factory=list)
     _read_at: float | None = None
 
+    def _due(self) -> bool:
+        return self._read_at is None or time.monotonic() - self._read_at > self.fresh_for
+
+    def _keep(self, keys: list[PublicKey]) -> list[PublicKey]:
+        self._keys, self._read_at = keys, time.monotonic()
+        return keys
+
     def current(self, load: KeyLoader) -> list[PublicKey]:
-        now = time.monotonic()
-        if self._read_at is None or now - self._read_at > self.fresh_for:
-            self._keys = load()
-            self._read_at = now
-        return self._keys
+        return self._keep(load()) if self._due() else self._keys
+
+    async def read_by(self, reads: LoopReads) -> list[PublicKey]:
+        """`current`, read on the event loop's connections (db.LoopReads) when due."""
+        return self._keep(await keys_read_by(reads)) if self._due() else self._keys
 
     def verify(self, typed: str, load: KeyLoader) -> str | None:
         """The registration's code when `typed` is a ticket this instance signed; None when it
@@ -151,3 +158,9 @@ class TicketKeys:
         if split(typed) is None:
             return None
         return _genuine_code(typed, self.current(load))
+
+    async def verify_by(self, typed: str, reads: LoopReads) -> str | None:
+        """`verify`, the keys read on the event loop's connections when due."""
+        if split(typed) is None:
+            return None
+        return _genuine_code(typed, await self.read_by(reads))

@@ -80,9 +80,9 @@ USER_DOCUMENT = Query(
 )
 
 
-def user_document(reads: LoopReads, user_id: int) -> str | None:
+async def user_document(reads: LoopReads, user_id: int) -> str | None:
     """The JSON record (api.md 2.2) of the user with this id, if there is one."""
-    row = reads.first(USER_DOCUMENT, user_id=user_id)
+    row = await reads.first(USER_DOCUMENT, user_id=user_id)
     found = complete(reads, [(row[0], row[1])], DOCUMENT) if row is not None else []
     return found[0] if found else None
 
@@ -115,7 +115,7 @@ SEARCHES = {
 }
 
 
-def search_users(
+async def search_users(
     reads: LoopReads, filters: UserFilters, after_id: int, limit: int
 ) -> tuple[list[str], int | None]:
     """The JSON records of the users in id order after `after_id` that match every filter, and
@@ -126,7 +126,7 @@ def search_users(
         (filters.role_id is not None, filters.email is not None, filters.username is not None)
     ]
     parameters = {"role_id": filters.role_id, "email": filters.email, "username": filters.username}
-    rows = reads.all(
+    rows = await reads.all(
         query,
         after=after_id,
         limit=limit + 1,

@@ -45,7 +45,7 @@ def user_or_404(bind: Session | Connection, id: str) -> Row[Any]:
 async def get_user(id: str, token: UserRead, reads: Reads) -> Any:
     """One user (api.md 2.2). An id that is not a decimal integer, or no such user: 404."""
     user_id = record_id(id)
-    record = records.user_document(reads, user_id) if user_id is not None else None
+    record = await records.user_document(reads, user_id) if user_id is not None else None
     if record is None:
         raise NotFound("User not found.")
     return JSONText(record)
@@ -68,7 +68,7 @@ async def search_users(
     """Users in creation order, at most `limit` (1 to 100) a page (api.md 4.7)."""
     filters = body.filter.model_dump(exclude_none=True) if body.filter else {}
     after = cursors.decode(body.nextPage, "users", filters) if body.nextPage else 0
-    found, continue_after = records.search_users(
+    found, continue_after = await records.search_users(
         reads,
         records.UserFilters(
             role_id=filters.get("roleId"),

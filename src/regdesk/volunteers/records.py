@@ -209,19 +209,21 @@ OF_USER = Query(f"""
 """)  # noqa: S608 (the document's own subquery)
 
 
-def volunteer_page(reads: LoopReads, after_id: int, limit: int) -> tuple[list[str], int | None]:
+async def volunteer_page(
+    reads: LoopReads, after_id: int, limit: int
+) -> tuple[list[str], int | None]:
     """The JSON records of the current event's volunteers after `after_id`, and the id to
     continue after when more follow."""
-    rows = reads.all(PAGE, current=True, after=after_id, limit=limit + 1)
+    rows = await reads.all(PAGE, current=True, after=after_id, limit=limit + 1)
     page = rows[:limit]
     bodies = complete(reads, page, DOCUMENT)
     return bodies, (page[-1][0] if len(rows) > limit else None)
 
 
-def volunteer_of_user(reads: LoopReads, user_id: int) -> tuple[bool, str | None]:
+async def volunteer_of_user(reads: LoopReads, user_id: int) -> tuple[bool, str | None]:
     """Whether the user exists, and the JSON record of their application for the current
     event if they made one."""
-    row = reads.first(OF_USER, current=True, user_id=user_id)
+    row = await reads.first(OF_USER, current=True, user_id=user_id)
     if row is None:
         return False, None
     _, volunteer_id, body = row

@@ -34,7 +34,7 @@ async def search_volunteers(
 ) -> Any:
     """The current event's volunteers in creation order, `limit` (1 to 100) a page."""
     after = cursors.decode(body.nextPage, "volunteers", {}) if body.nextPage else 0
-    found, continue_after = records.volunteer_page(reads, after, body.limit)
+    found, continue_after = await records.volunteer_page(reads, after, body.limit)
     next_page = (
         cursors.encode("volunteers", {}, continue_after) if continue_after is not None else None
     )
@@ -52,7 +52,7 @@ async def user_volunteer(id: str, token: VolunteerRead, reads: Reads) -> Any:
     """The user's application for the current event; 404 when there is none."""
     user_id = record_id(id)
     found, record = (
-        records.volunteer_of_user(reads, user_id) if user_id is not None else (False, None)
+        await records.volunteer_of_user(reads, user_id) if user_id is not None else (False, None)
     )
     if not found:
         raise NotFound("User not found.")
