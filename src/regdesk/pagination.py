@@ -68,10 +68,11 @@ class Cursors:
         return int(payload[2])
 
 
-def page_response(bodies: Sequence[str], next_page: str | None) -> Response:
-    """page_document's response from records already in JSON (documents/models.py)."""
+def page_response(bodies: Sequence[bytes], next_page: str | None) -> Response:
+    """page_document's response from records already in JSON, in UTF-8 as stored
+    (documents/models.py, LoopReads.documents)."""
     tail = f'],"nextPage":{json.dumps(next_page)},"hasMore":{"true" if next_page else "false"}}}'
-    return Response('{"data":[' + ",".join(bodies) + tail, media_type="application/json")
+    return Response(b'{"data":[' + b",".join(bodies) + tail.encode(), media_type="application/json")
 
 
 def page_document(data: Sequence[Any], next_page: str | None) -> dict[str, Any]:

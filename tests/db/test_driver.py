@@ -48,6 +48,28 @@ def test_a_read_and_a_write_on_the_loop(engine: Engine) -> None:
         assert sorted(names.scalars()) == ["loop one", "loop two"]
 
 
+TEXT = Query("SELECT 1, CAST('Zo\u00eb \u2603 \\\"' AS TEXT)")
+
+
+def test_documents_come_as_their_utf8_bytes_and_other_reads_as_text(engine: Engine) -> None:
+    """A page's stored JSON is sent as stored (LoopReads.documents); every other read on the
+    same connections still gets text."""
+
+    async def run() -> list[list[object]]:
+        reads = LoopReads(engine)
+        try:
+            return [await reads.documents(TEXT), await reads.all(TEXT), await reads.documents(TEXT)]
+        finally:
+            await reads.aclose()
+
+    stored = 'Zo\u00eb \u2603 \\"'
+    assert asyncio.run(run()) == [
+        [(1, stored.encode())],
+        [(1, stored)],
+        [(1, stored.encode())],
+    ]
+
+
 @on_postgresql
 def test_while_one_read_waits_on_the_server_the_loop_reads_on_another_connection(
     engine: Engine,

@@ -4,6 +4,7 @@ event loop owns (the bearer guard, record pages, client_credentials tokens)."""
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import re
 import threading
@@ -70,16 +71,28 @@ class LoopReads:
         self._thread: int | None = None
 
     async def all(self, query: Query, **parameters: Any) -> list[tuple[Any, ...]]:
+        return await self._all(query, parameters, text_as_bytes=False)
+
+    async def documents(self, query: Query, **parameters: Any) -> list[tuple[Any, ...]]:
+        """`all`, but text comes back as its UTF-8 bytes: a page of the JSON a document table
+        keeps, sent as it is stored. Decoded to text and encoded again for the answer, it cost
+        a sixth of a page's time."""
+        return await self._all(query, parameters, text_as_bytes=True)
+
+    async def _all(
+        self, query: Query, parameters: dict[str, Any], *, text_as_bytes: bool
+    ) -> list[tuple[Any, ...]]:
         self._check_thread()
         if SQL_LOG.isEnabledFor(logging.DEBUG):
             SQL_LOG.debug("%s %r", query.sql, parameters)
         if not self.sqlite:
-            return await self._on_postgresql(_read, query, parameters)
+            read = _read_bytes if text_as_bytes else _read
+            return await self._on_postgresql(read, query, parameters)
         try:
-            return self._read_sqlite(query, parameters)
+            return self._read_sqlite(query, parameters, text_as_bytes)
         except self.engine.dialect.loaded_dbapi.OperationalError:
             self._drop()  # the file went away: once more, on a new connection
-            return self._read_sqlite(query, parameters)
+            return self._read_sqlite(query, parameters, text_as_bytes)
         except BaseException:
             self._drop()
             raise
@@ -130,12 +143,19 @@ class LoopReads:
                 self._connection.driver_connection.execute("PRAGMA busy_timeout = 0")
         return self._connection
 
-    def _read_sqlite(self, query: Query, parameters: dict[str, Any]) -> list[tuple[Any, ...]]:
-        cursor = self._sqlite().cursor()
+    def _read_sqlite(
+        self, query: Query, parameters: dict[str, Any], text_as_bytes: bool
+    ) -> list[tuple[Any, ...]]:
+        connection = self._sqlite()
+        driver: Any = connection.driver_connection
+        cursor = connection.cursor()
+        if text_as_bytes:  # the loop's own connection, one statement at a time
+            driver.text_factory = bytes
         try:
             cursor.execute(query.qmark, [parameters[name] for name in query.names])
             return list(cursor.fetchall()) if cursor.description else []
         finally:
+            driver.text_factory = str
             cursor.close()
 
     def _write_sqlite(self, query: Query, rows: Sequence[dict[str, Any]]) -> None:
@@ -189,7 +209,9 @@ class LoopReads:
         """A new connection as the engine's pool makes them (its URL, its arguments)."""
         arguments, options = self.engine.dialect.create_connect_args(self.engine.url)
         dbapi = self.engine.dialect.loaded_dbapi
-        connection = await dbapi.AsyncConnection.connect(*arguments, **options, autocommit=True)
+        connection = await dbapi.AsyncConnection.connect(
+            *arguments, **options, autocommit=True, client_encoding="UTF8"
+        )
         if self.writer:
             await connection.execute("SET synchronous_commit TO off")
         return connection
@@ -214,6 +236,26 @@ async def _read(connection: Any, query: Query, parameters: dict[str, Any]) -> li
     async with connection.cursor() as cursor:
         await cursor.execute(query.pyformat, parameters)
         return list(await cursor.fetchall()) if cursor.description else []
+
+
+async def _read_bytes(connection: Any, query: Query, parameters: dict[str, Any]) -> list[Any]:
+    async with connection.cursor() as cursor:
+        cursor.adapters.register_loader("text", _text_as_bytes())
+        await cursor.execute(query.pyformat, parameters)
+        return list(await cursor.fetchall()) if cursor.description else []
+
+
+@functools.cache
+def _text_as_bytes() -> type:
+    """psycopg's loader of text as the bytes the server sent (UTF-8: the loop's connections
+    ask for it), made when first needed: psycopg is loaded only by a PostgreSQL engine."""
+    from psycopg.adapt import Loader
+
+    class TextAsBytes(Loader):
+        def load(self, data: Any) -> bytes:
+            return bytes(data)
+
+    return TextAsBytes
 
 
 async def _write(connection: Any, query: Query, rows: Sequence[dict[str, Any]]) -> None:

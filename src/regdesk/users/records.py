@@ -13,7 +13,7 @@ from sqlalchemy.orm import Session
 from regdesk.db import ID_MAX, among, core_connection
 from regdesk.db.driver import LoopReads, Query
 from regdesk.documents import Document, Stale
-from regdesk.documents.reading import complete
+from regdesk.documents.reading import complete, complete_page
 from regdesk.formats import as_json
 from regdesk.users.models import User
 from regdesk.users.schemas import render_user
@@ -117,7 +117,7 @@ SEARCHES = {
 
 async def search_users(
     reads: LoopReads, filters: UserFilters, after_id: int, limit: int
-) -> tuple[list[str], int | None]:
+) -> tuple[list[bytes], int | None]:
     """The JSON records of the users in id order after `after_id` that match every filter, and
     the id to continue after when more follow."""
     if filters.role_id is not None and not 0 < filters.role_id <= ID_MAX:
@@ -126,12 +126,12 @@ async def search_users(
         (filters.role_id is not None, filters.email is not None, filters.username is not None)
     ]
     parameters = {"role_id": filters.role_id, "email": filters.email, "username": filters.username}
-    rows = await reads.all(
+    rows = await reads.documents(
         query,
         after=after_id,
         limit=limit + 1,
         **{name: parameters[name] for name in query.names if name in parameters},
     )
     page = rows[:limit]
-    bodies = complete(reads, page, DOCUMENT)
+    bodies = complete_page(reads, page, DOCUMENT)
     return bodies, (page[-1][0] if len(rows) > limit else None)

@@ -21,7 +21,7 @@ from regdesk.db import among
 from regdesk.db.driver import LoopReads, Query
 from regdesk.departments.models import Department
 from regdesk.documents import Document, Stale
-from regdesk.documents.reading import complete
+from regdesk.documents.reading import complete, complete_page
 from regdesk.events.models import EventOption
 from regdesk.formats import as_json
 from regdesk.roles.models import Role, UserRole
@@ -211,12 +211,12 @@ OF_USER = Query(f"""
 
 async def volunteer_page(
     reads: LoopReads, after_id: int, limit: int
-) -> tuple[list[str], int | None]:
+) -> tuple[list[bytes], int | None]:
     """The JSON records of the current event's volunteers after `after_id`, and the id to
     continue after when more follow."""
-    rows = await reads.all(PAGE, current=True, after=after_id, limit=limit + 1)
+    rows = await reads.documents(PAGE, current=True, after=after_id, limit=limit + 1)
     page = rows[:limit]
-    bodies = complete(reads, page, DOCUMENT)
+    bodies = complete_page(reads, page, DOCUMENT)
     return bodies, (page[-1][0] if len(rows) > limit else None)
 
 
