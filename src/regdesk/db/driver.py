@@ -36,10 +36,15 @@ class Query:
 
 
 SQLITE_BUSY, SQLITE_LOCKED = 5, 6
-# PostgreSQL: how many connections an event loop reads (or writes) through at most. A read
-# there is a round trip to the server; with several connections the loop answers other
-# requests while one waits, instead of waiting with it.
-PG_CONNECTIONS = 4
+# PostgreSQL: how many connections an event loop reads through at most, and writes through.
+# A read there is a round trip to the server; with several connections the loop answers other
+# requests while one waits, instead of waiting with it (16 requests at once: 4 connections
+# 2,341 get-user requests/s, 8 2,549, 16 2,653). Writes are the INSERTs of a turn's tokens
+# (GroupedWrites), a few batches in flight at once (2 connections 2,150 client_credentials
+# requests/s, 4 2,850, 8 2,870). Each worker's budget, with the engine's pool:
+# docs/operators/deployment.md.
+PG_CONNECTIONS = 8
+PG_WRITE_CONNECTIONS = 4
 
 
 class LoopReads:
@@ -181,7 +186,7 @@ class LoopReads:
         """`work` done on a free connection of this loop's (once more on a new one when the
         connection turns out broken); the connection is closed if `work` fails otherwise."""
         if self._slots is None:
-            self._slots = asyncio.Semaphore(PG_CONNECTIONS)
+            self._slots = asyncio.Semaphore(PG_WRITE_CONNECTIONS if self.writer else PG_CONNECTIONS)
         dbapi = self.engine.dialect.loaded_dbapi
         async with self._slots:
             for last_try in (False, True):
