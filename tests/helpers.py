@@ -49,10 +49,49 @@ def row_counts(engine: Engine) -> dict[str, int]:
         }
 
 
+# The ports the tests' servers listen on are chosen below the range the system takes its
+# outgoing connections' ports from (net.ipv4.ip_local_port_range): a port found free there
+# could be taken by a connection to PostgreSQL or Redis before the server binds it ("address
+# already in use", seen in CI). Each test process draws from a slice of its own, in turn, so
+# that two processes never pick the same port at the same moment either.
+PORTS_FROM = 10_000
+SLICES = 8
+
+
+def _outgoing_ports_from() -> int:
+    try:
+        return int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32_768  # Linux's default
+
+
+def _slice() -> range:
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw")
+    number = int(worker) if worker.isdigit() else 0
+    top = _outgoing_ports_from()
+    size = (top - PORTS_FROM) // SLICES
+    start = PORTS_FROM + (number % SLICES) * size
+    return range(start, start + size)
+
+
+_next_port: list[int] = []
+
+
 def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
+    """A port no one listens on, on every address, outside the outgoing connections' range."""
+    ports = _slice()
+    if not _next_port:
+        _next_port.append(ports.start + os.getpid() % len(ports))
+    for _ in range(len(ports)):
+        port = _next_port[0]
+        _next_port[0] = ports.start + (port + 1 - ports.start) % len(ports)
+        with socket.socket() as probe:
+            try:
+                probe.bind(("0.0.0.0", port))  # noqa: S104 (a probe, closed at once)
+            except OSError:
+                continue
+        return port
+    raise RuntimeError(f"no free port in {ports.start}-{ports.stop - 1}")
 
 
 @contextmanager
