@@ -91,7 +91,7 @@ class LoopReads:
         if SQL_LOG.isEnabledFor(logging.DEBUG):
             SQL_LOG.debug("%s %r", query.sql, parameters)
         if not self.sqlite:
-            read = _read_bytes if text_as_bytes else _read
+            read = functools.partial(_read, text_as_bytes=text_as_bytes)
             return await self._on_postgresql(read, query, parameters)
         try:
             return self._read_sqlite(query, parameters, text_as_bytes)
@@ -237,15 +237,12 @@ T = TypeVar("T")
 _Work = Callable[[Any, Query, Any], Awaitable[T]]
 
 
-async def _read(connection: Any, query: Query, parameters: dict[str, Any]) -> list[Any]:
+async def _read(
+    connection: Any, query: Query, parameters: dict[str, Any], *, text_as_bytes: bool
+) -> list[Any]:
     async with connection.cursor() as cursor:
-        await cursor.execute(query.pyformat, parameters)
-        return list(await cursor.fetchall()) if cursor.description else []
-
-
-async def _read_bytes(connection: Any, query: Query, parameters: dict[str, Any]) -> list[Any]:
-    async with connection.cursor() as cursor:
-        cursor.adapters.register_loader("text", _text_as_bytes())
+        if text_as_bytes:
+            cursor.adapters.register_loader("text", _text_as_bytes())
         await cursor.execute(query.pyformat, parameters)
         return list(await cursor.fetchall()) if cursor.description else []
 

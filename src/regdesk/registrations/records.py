@@ -20,7 +20,7 @@ from sqlalchemy.orm import Session
 from regdesk.db import ID_MAX, among, core_connection
 from regdesk.db.driver import LoopReads, Query
 from regdesk.documents import Document, Stale
-from regdesk.documents.reading import complete, complete_page
+from regdesk.documents.reading import complete, read_page
 from regdesk.formats import as_json
 from regdesk.registrations.models import (
     Order,
@@ -197,7 +197,7 @@ async def registration_page(
 ) -> tuple[list[bytes], int | None]:
     """The JSON records of the current event's live registrations after `after_id` that match
     every filter, in id order, and the id to continue after when more follow."""
-    parameters: dict[str, object] = {"current": True, "after": after_id, "limit": limit + 1}
+    parameters: dict[str, object] = {"current": True, "after": after_id}
     users = products = None
     if filters.user_ids is not None:
         wanted = _storable(filters.user_ids)
@@ -211,12 +211,8 @@ async def registration_page(
         return [], None  # no such record: `IN ()` is no SQL
     if filters.status is not None:
         parameters["status"] = filters.status
-    rows = await reads.documents(
-        _search_query(users, filters.status is not None, products), **parameters
-    )
-    page = rows[:limit]
-    bodies = complete_page(reads, page, DOCUMENT)
-    return bodies, (page[-1][0] if len(rows) > limit else None)
+    query = _search_query(users, filters.status is not None, products)
+    return await read_page(reads, query, DOCUMENT, limit, **parameters)
 
 
 async def registration_of_user(reads: LoopReads, user_id: int) -> str | None:

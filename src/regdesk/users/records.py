@@ -13,7 +13,7 @@ from sqlalchemy.orm import Session
 from regdesk.db import ID_MAX, among, core_connection
 from regdesk.db.driver import LoopReads, Query
 from regdesk.documents import Document, Stale
-from regdesk.documents.reading import complete, complete_page
+from regdesk.documents.reading import complete, read_page
 from regdesk.formats import as_json
 from regdesk.users.models import User
 from regdesk.users.schemas import render_user
@@ -126,12 +126,11 @@ async def search_users(
         (filters.role_id is not None, filters.email is not None, filters.username is not None)
     ]
     parameters = {"role_id": filters.role_id, "email": filters.email, "username": filters.username}
-    rows = await reads.documents(
+    return await read_page(
+        reads,
         query,
+        DOCUMENT,
+        limit,
         after=after_id,
-        limit=limit + 1,
         **{name: parameters[name] for name in query.names if name in parameters},
     )
-    page = rows[:limit]
-    bodies = complete_page(reads, page, DOCUMENT)
-    return bodies, (page[-1][0] if len(rows) > limit else None)

@@ -21,7 +21,7 @@ from regdesk.db import among
 from regdesk.db.driver import LoopReads, Query
 from regdesk.departments.models import Department
 from regdesk.documents import Document, Stale
-from regdesk.documents.reading import complete, complete_page
+from regdesk.documents.reading import complete, read_page
 from regdesk.events.models import EventOption
 from regdesk.formats import as_json
 from regdesk.roles.models import Role, UserRole
@@ -214,10 +214,7 @@ async def volunteer_page(
 ) -> tuple[list[bytes], int | None]:
     """The JSON records of the current event's volunteers after `after_id`, and the id to
     continue after when more follow."""
-    rows = await reads.documents(PAGE, current=True, after=after_id, limit=limit + 1)
-    page = rows[:limit]
-    bodies = complete_page(reads, page, DOCUMENT)
-    return bodies, (page[-1][0] if len(rows) > limit else None)
+    return await read_page(reads, PAGE, DOCUMENT, limit, current=True, after=after_id)
 
 
 async def volunteer_of_user(reads: LoopReads, user_id: int) -> tuple[bool, str | None]:
