@@ -33,7 +33,6 @@ from argon2 import PasswordHasher
 from click.testing import CliRunner, Result
 from cryptography.hazmat.primitives.asymmetric import rsa
 from fastapi import FastAPI
-from fastapi.testclient import TestClient
 from sqlalchemy import Dialect, Engine, create_engine, select, text
 from sqlalchemy.util import LRUCache
 
@@ -49,6 +48,7 @@ from regdesk.keys.models import SigningKey
 from regdesk.oauth.applications import DEFAULT_ID_TOKEN_ALG, create_application
 from regdesk.oauth.authorization import approve, check_authorization_request, scopes_user_lacks
 from regdesk.oauth.models import Application
+from tests.client import TestClient
 from tests.databases import CATALOGS, PostgresSchemas, SqliteTemplate, autocommit, with_schema
 
 POSTGRES_ENV = "REGDESK_TEST_POSTGRES_URL"

@@ -11,12 +11,12 @@ from typing import Any
 import pytest
 import uvicorn
 from click.testing import CliRunner
-from fastapi.testclient import TestClient
 from sqlalchemy import Engine
 
 from regdesk.app import create_app
 from regdesk.cli import main
 from regdesk.config import load_settings
+from tests.client import TestClient
 from tests.conftest import PUBLIC_URL
 
 

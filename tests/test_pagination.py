@@ -7,7 +7,6 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from fastapi.testclient import TestClient
 from sqlalchemy import Engine, select
 
 from regdesk.app import create_app
@@ -25,6 +24,7 @@ from tests.api.support import (
     validation_fields,
     walk,
 )
+from tests.client import TestClient
 from tests.conftest import Apps
 from tests.transfer.support import import_
 

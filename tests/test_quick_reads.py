@@ -11,13 +11,13 @@ import pytest
 from fastapi import APIRouter, Depends, FastAPI, Request
 from fastapi.responses import JSONResponse
 from fastapi.routing import iter_route_contexts
-from fastapi.testclient import TestClient
 from sqlalchemy import Engine
 
 from regdesk import quick_reads
 from regdesk.errors import NotFound, install_error_handlers
 from regdesk.quick_reads import QuickRoute, QuickRouteError, quick
 from tests.api.test_permissions import DOCUMENT
+from tests.client import TestClient
 from tests.conftest import Apps, bearer
 from tests.transfer.support import import_
 

@@ -14,7 +14,6 @@ from typing import Any
 import httpx
 import pytest
 import redis
-from fastapi.testclient import TestClient
 from jsonschema import Draft202012Validator
 from limits import parse_many
 from limits.storage import MemoryStorage
@@ -28,6 +27,7 @@ from regdesk.migrations.runner import upgrade
 from regdesk.oauth.applications import create_application
 from regdesk.ratelimit import KEY_PREFIX, RateLimits, instance_namespace
 from tests import http_calls
+from tests.client import TestClient
 from tests.conftest import Apps, bearer, migrated_sqlite_url
 from tests.helpers import live_servers, shared_redis_url
 from tests.web.support import PASSWORD, log_in, make_user, session_cookie

@@ -19,7 +19,6 @@ from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
-from fastapi.testclient import TestClient
 
 from regdesk.app import create_app
 from regdesk.config import load_settings
@@ -27,6 +26,7 @@ from regdesk.db import make_engine
 from regdesk.migrations.runner import upgrade
 from regdesk.transport import tls_context
 from tests import forkserver
+from tests.client import TestClient
 from tests.helpers import free_port
 
 REMOTE = ("203.0.113.9", 41000)  # TEST-NET-3: a client address that is not loopback

@@ -14,7 +14,6 @@ from typing import Any
 import anyio.to_thread
 import pytest
 from fastapi import FastAPI
-from fastapi.testclient import TestClient
 
 from regdesk.accounts import pages
 from regdesk.accounts.passwords import password_matches
@@ -22,6 +21,7 @@ from regdesk.app import create_app
 from regdesk.config import load_settings
 from regdesk.deps import WriteSession
 from regdesk.users.models import User
+from tests.client import TestClient
 from tests.conftest import PUBLIC_URL, migrated_sqlite_url
 from tests.web.support import PASSWORD, form, make_user
 

@@ -8,8 +8,8 @@ import time
 
 import httpx
 import pyotp
-from fastapi.testclient import TestClient
 
+from tests.client import TestClient
 from tests.web.support import form
 
 SECRET = re.compile(r'<code class="totp-secret" id="totp-secret">([A-Z2-7 ]+)</code>')

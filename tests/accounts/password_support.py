@@ -7,9 +7,9 @@ import re
 from dataclasses import dataclass
 
 import httpx
-from fastapi.testclient import TestClient
 from sqlalchemy import Engine
 
+from tests.client import TestClient
 from tests.mail.support import opened_outbox
 from tests.web.support import form, forms
 

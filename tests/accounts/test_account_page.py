@@ -5,12 +5,12 @@ from __future__ import annotations
 import html
 
 import httpx
-from fastapi.testclient import TestClient
 from sqlalchemy import Engine, select
 from sqlalchemy.orm import Session
 
 from regdesk.oauth.models import Grant
 from regdesk.oauth.scopes import SCOPES
+from tests.client import TestClient
 from tests.conftest import Apps, Registered, bearer
 from tests.oauth.support import assert_oauth_error
 from tests.transfer.support import import_

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from fastapi.testclient import TestClient
 from sqlalchemy import Engine, text
 
+from tests.client import TestClient
 from tests.conftest import Apps, bearer
 from tests.transfer.support import import_
 

@@ -9,13 +9,13 @@ import re
 
 import httpx
 import pytest
-from fastapi.testclient import TestClient
 from sqlalchemy import Engine, select
 
 from regdesk.accounts import throttle
 from regdesk.db import read_session
 from regdesk.users.models import User
 from tests.accounts.password_support import Mail, field_errors, outbox
+from tests.client import TestClient
 from tests.web.support import PASSWORD, audit, form, make_user, signed_in
 
 pytestmark = pytest.mark.postgres

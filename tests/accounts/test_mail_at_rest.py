@@ -11,12 +11,12 @@ from collections.abc import Iterator
 from email.message import Message
 
 import pytest
-from fastapi.testclient import TestClient
 from sqlalchemy import Engine, text
 
 from regdesk.app import create_app
 from regdesk.config import load_settings
 from tests.accounts.password_support import NEW_PASSWORD, ask_for_link, set_by_link
+from tests.client import TestClient
 from tests.conftest import PUBLIC_URL
 from tests.helpers import database_text
 from tests.mail.support import smtp_server

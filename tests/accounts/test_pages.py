@@ -7,12 +7,12 @@ from __future__ import annotations
 import threading
 
 import pytest
-from fastapi.testclient import TestClient
 from sqlalchemy import Engine, update
 
 from regdesk import security
 from regdesk.db import write_session
 from regdesk.users.models import User
+from tests.client import TestClient
 from tests.helpers import database_text
 from tests.web.support import (
     PASSWORD,

@@ -6,7 +6,6 @@ their tokens; an audit event and a mail say so."""
 from __future__ import annotations
 
 import pytest
-from fastapi.testclient import TestClient
 from sqlalchemy import Engine
 
 from regdesk.accounts import throttle
@@ -16,6 +15,7 @@ from tests.accounts.password_support import (
     field_errors,
     outbox,
 )
+from tests.client import TestClient
 from tests.conftest import Apps, bearer
 from tests.web.support import (
     PASSWORD,

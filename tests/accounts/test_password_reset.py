@@ -15,7 +15,6 @@ from email.message import Message
 from pathlib import Path
 
 import pytest
-from fastapi.testclient import TestClient
 from sqlalchemy import Engine, select, update
 
 from regdesk.accounts import throttle
@@ -36,6 +35,7 @@ from tests.accounts.password_support import (
     outbox,
     set_by_link,
 )
+from tests.client import TestClient
 from tests.conftest import PUBLIC_URL, Apps, bearer
 from tests.helpers import database_text, live_server
 from tests.mail.support import Inbox, smtp_server

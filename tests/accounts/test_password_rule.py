@@ -11,7 +11,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import pytest
-from fastapi.testclient import TestClient
 from sqlalchemy import Engine, select
 
 from regdesk.accounts.password_rule import PASSWORD_MIN, password_problem
@@ -26,6 +25,7 @@ from tests.accounts.password_support import (
     outbox,
     set_by_link,
 )
+from tests.client import TestClient
 from tests.conftest import Cli
 from tests.web.support import PASSWORD, form, make_user, signed_in
 

@@ -5,7 +5,6 @@ hashes, no secret in clear in the database; each change an audit event and a mai
 from __future__ import annotations
 
 import pytest
-from fastapi.testclient import TestClient
 from sqlalchemy import Engine, select
 
 from regdesk.accounts.factor_models import TotpFactor
@@ -18,6 +17,7 @@ from tests.accounts.factor_support import (
     start_app_setup,
 )
 from tests.accounts.password_support import field_errors, outbox
+from tests.client import TestClient
 from tests.helpers import database_text
 from tests.web.support import PASSWORD, audit, make_user, signed_in
 

@@ -5,12 +5,12 @@ wrong codes are throttled as passwords are."""
 from __future__ import annotations
 
 import pytest
-from fastapi.testclient import TestClient
 from sqlalchemy import Engine
 
 from regdesk.accounts import throttle
 from tests.accounts.factor_support import add_app, code, second_step
 from tests.accounts.password_support import outbox
+from tests.client import TestClient
 from tests.helpers import database_text
 from tests.web.support import audit, log_in, make_user, session_cookie, signed_in
 

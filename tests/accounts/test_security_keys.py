@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import httpx
 import pytest
-from fastapi.testclient import TestClient
 from sqlalchemy import Engine, select
 
 from regdesk.accounts import throttle
@@ -17,6 +16,7 @@ from regdesk.db import read_session
 from tests.accounts.factor_support import RECOVERY_CODE, add_app
 from tests.accounts.password_support import outbox
 from tests.accounts.security_key_support import SoftKey, page_options
+from tests.client import TestClient
 from tests.web.support import audit, form, log_in, make_user, session_cookie, signed_in
 
 pytestmark = pytest.mark.postgres

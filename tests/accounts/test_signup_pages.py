@@ -10,7 +10,6 @@ from collections.abc import Iterator
 
 import httpx
 import pytest
-from fastapi.testclient import TestClient
 from sqlalchemy import Engine, func, select
 
 from regdesk.accounts import throttle
@@ -19,6 +18,7 @@ from regdesk.config import load_settings
 from regdesk.db import read_session
 from regdesk.users.models import User
 from tests.accounts.password_support import field_errors, outbox
+from tests.client import TestClient
 from tests.conftest import PUBLIC_URL
 from tests.web.support import form, forms
 

@@ -7,12 +7,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from fastapi.testclient import TestClient
 from sqlalchemy import Engine
 
 from regdesk.app import create_app
 from regdesk.config import load_settings
 from tests.accounts.factor_support import add_app, code, second_step
+from tests.client import TestClient
 from tests.conftest import PUBLIC_URL, Apps, bearer
 from tests.web.support import authorize_params, log_in, make_user, register_app, signed_in
 

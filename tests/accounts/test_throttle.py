@@ -11,7 +11,6 @@ from collections.abc import Callable
 import httpx
 import pytest
 from fastapi import FastAPI
-from fastapi.testclient import TestClient
 from sqlalchemy import Engine, func, select, update
 
 from regdesk.accounts import throttle
@@ -23,6 +22,7 @@ from regdesk.db import write_session
 from regdesk.ratelimit import address_key
 from regdesk.security import hash_password
 from regdesk.users.models import User
+from tests.client import TestClient
 from tests.helpers import database_text
 from tests.web.support import PASSWORD, log_in, make_user, session_cookie
 

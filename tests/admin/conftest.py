@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 from fastapi import FastAPI
-from fastapi.testclient import TestClient
 from sqlalchemy import Engine
 
 from tests.admin.support import People, seed_people
+from tests.client import TestClient
 
 
 @pytest.fixture

@@ -14,12 +14,12 @@ from typing import Any
 
 import httpx
 from fastapi import FastAPI
-from fastapi.testclient import TestClient
 from sqlalchemy import Engine
 
 from regdesk.audit.service import Actor
 from regdesk.db import write_session
 from regdesk.departments.service import add_lead, create_department
+from tests.client import TestClient
 from tests.web.support import PASSWORD, form, make_user, signed_in
 
 BASE_URL = "https://testserver"

@@ -29,7 +29,6 @@ import httpx
 import pytest
 from fastapi import FastAPI
 from fastapi.routing import iter_route_contexts
-from fastapi.testclient import TestClient
 from sqlalchemy import Engine, MetaData, select
 
 from regdesk.audit.service import Actor
@@ -45,6 +44,7 @@ from regdesk.volunteers.models import Volunteer
 from regdesk.webhooks.endpoints import add_endpoint
 from tests.admin.registering import make_product, registered
 from tests.admin.support import People, Person
+from tests.client import TestClient
 
 
 class Rule(Enum):

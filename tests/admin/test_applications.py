@@ -10,13 +10,13 @@ from typing import Any
 
 import httpx
 import pytest
-from fastapi.testclient import TestClient
 from sqlalchemy import Engine
 
 from regdesk.db import read_session
 from regdesk.oauth.models import Application
 from regdesk.security import verify_client_secret
 from tests.admin.support import People, Person
+from tests.client import TestClient
 from tests.conftest import Apps, Cli, bearer
 from tests.helpers import database_text
 from tests.web.support import audit

@@ -8,7 +8,6 @@ import re
 from html import unescape
 
 import pytest
-from fastapi.testclient import TestClient
 from sqlalchemy import Engine, update
 
 from regdesk.audit.models import AuditEvent
@@ -18,6 +17,7 @@ from regdesk.registrations.models import Registration
 from regdesk.registrations.service import edit_registration
 from tests.admin.registering import ACTOR, make_product, registered
 from tests.admin.support import People
+from tests.client import TestClient
 from tests.conftest import Apps
 from tests.web.support import log_in
 

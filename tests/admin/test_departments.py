@@ -3,10 +3,10 @@ lead edits their own department's e-mail and visibility. The API's department li
 
 from __future__ import annotations
 
-from fastapi.testclient import TestClient
 from sqlalchemy import Engine
 
 from tests.admin.support import People
+from tests.client import TestClient
 from tests.conftest import Apps, bearer
 from tests.helpers import database_text
 from tests.web.support import audit

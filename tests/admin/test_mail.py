@@ -7,7 +7,6 @@ from __future__ import annotations
 import re
 from html import unescape
 
-from fastapi.testclient import TestClient
 from sqlalchemy import Engine, delete, update
 
 from regdesk.app import create_app
@@ -16,6 +15,7 @@ from regdesk.db import write_session
 from regdesk.mail.service import queue_mail
 from regdesk.outbox.models import OutboxMessage
 from tests.admin.support import BASE_URL, People, person
+from tests.client import TestClient
 from tests.conftest import PUBLIC_URL
 from tests.helpers import free_port
 

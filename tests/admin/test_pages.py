@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from fastapi.testclient import TestClient
-
 from tests.admin.support import People
+from tests.client import TestClient
 
 ADMIN_LINK = '<a href="/admin">Admin</a>'
 

@@ -10,7 +10,6 @@ from collections.abc import Iterator
 
 import pytest
 from fastapi import FastAPI
-from fastapi.testclient import TestClient
 from sqlalchemy import Engine, select
 from sqlalchemy.orm import Session
 
@@ -19,6 +18,7 @@ from regdesk.config import load_settings
 from regdesk.registrations.models import OrderStatus, Product
 from tests.admin.registering import count, ended, make_product, paid, registered
 from tests.admin.support import BASE_URL, People, person
+from tests.client import TestClient
 from tests.conftest import PUBLIC_URL
 from tests.volunteers.support import field_error
 from tests.web.support import audit, make_user, signed_in

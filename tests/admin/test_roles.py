@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 
-from fastapi.testclient import TestClient
 from sqlalchemy import Engine, select
 from sqlalchemy.orm import Session
 
@@ -14,6 +13,7 @@ from regdesk.roles.models import Role
 from regdesk.roles.service import assign_role, get_role
 from regdesk.transfer.importer import import_document
 from tests.admin.support import People
+from tests.client import TestClient
 from tests.conftest import Apps, bearer
 from tests.helpers import database_text
 from tests.web.support import audit

@@ -10,7 +10,6 @@ from typing import Any
 
 import httpx
 from fastapi import FastAPI
-from fastapi.testclient import TestClient
 from sqlalchemy import Engine, select
 
 from regdesk.admin.transfer import MAX_UPLOAD
@@ -18,6 +17,7 @@ from regdesk.db import read_session
 from regdesk.registrations.models import Order
 from regdesk.transfer.exporter import export_document
 from tests.admin.support import People, Person
+from tests.client import TestClient
 from tests.conftest import Apps, bearer
 from tests.transfer.support import table_rows
 from tests.web.support import audit

@@ -6,7 +6,6 @@ from __future__ import annotations
 import re
 
 import pytest
-from fastapi.testclient import TestClient
 from sqlalchemy import Engine, event, text
 from sqlalchemy.orm import Session
 
@@ -17,6 +16,7 @@ from regdesk.roles.service import create_role
 from regdesk.users.service import NewUser, create_user, find_users
 from tests.accounts.password_support import outbox
 from tests.admin.support import People
+from tests.client import TestClient
 from tests.conftest import Apps, bearer
 from tests.helpers import database_text
 from tests.oauth.support import assert_oauth_error

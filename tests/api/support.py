@@ -12,7 +12,6 @@ from typing import Any
 from unittest import mock
 
 import httpx
-from fastapi.testclient import TestClient
 from sqlalchemy import Engine, event, select
 from sqlalchemy.orm import Session
 
@@ -21,6 +20,7 @@ from regdesk.audit.models import AuditEvent
 from regdesk.audit.service import Actor
 from regdesk.demo import DemoResult, load_demo
 from regdesk.transfer.importer import ImportResult
+from tests.client import TestClient
 from tests.conftest import Apps, Registered, bearer
 from tests.transfer.support import import_, rich_document
 

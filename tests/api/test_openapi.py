@@ -6,12 +6,12 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from fastapi.testclient import TestClient
 from jsonschema import Draft202012Validator
 from openapi_spec_validator import validate
 from sqlalchemy import Engine
 
 from tests.api.test_permissions import ROUTES, Route, load, path_of
+from tests.client import TestClient
 from tests.conftest import Apps, bearer
 
 

@@ -19,7 +19,6 @@ from typing import Any
 import pytest
 from fastapi import FastAPI
 from fastapi.routing import iter_route_contexts
-from fastapi.testclient import TestClient
 from sqlalchemy import Engine, delete, insert, update
 
 from regdesk import quick_reads
@@ -34,6 +33,7 @@ from regdesk.registrations.models import PaymentMethod, Product
 from regdesk.registrations.ordering import mark_paid, place_order
 from regdesk.registrations.ticket_codes import ticket_of
 from regdesk.security import token_hash
+from tests.client import TestClient
 from tests.conftest import BACKENDS, PUBLIC_URL, Apps, bearer, scratch_database_url
 from tests.security.conftest import generous_settings
 from tests.transfer.support import import_

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from fastapi.testclient import TestClient
-
+from tests.client import TestClient
 from tests.conftest import Apps, bearer
 
 

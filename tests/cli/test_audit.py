@@ -9,10 +9,10 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
-from fastapi.testclient import TestClient
 from sqlalchemy import Engine
 
 from regdesk.audit.service import Actor
+from tests.client import TestClient
 from tests.conftest import Apps, Cli
 from tests.oauth.user_flow import make_flow
 from tests.web.support import log_in, make_user

@@ -7,13 +7,13 @@ from __future__ import annotations
 import json
 
 import pytest
-from fastapi.testclient import TestClient
 from sqlalchemy import Engine, func, select
 
 from regdesk.accounts.factor_models import RecoveryCode, TotpFactor
 from regdesk.db import read_session
 from tests.accounts.factor_support import add_app
 from tests.accounts.password_support import outbox
+from tests.client import TestClient
 from tests.conftest import Cli
 from tests.web.support import audit, log_in, make_user, signed_in
 

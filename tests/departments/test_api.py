@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from fastapi.testclient import TestClient
 from sqlalchemy import Engine, text
 
 from tests.api.support import app_engine, headers, import_rich, nested, statements
+from tests.client import TestClient
 from tests.conftest import Apps
 from tests.transfer.support import import_
 

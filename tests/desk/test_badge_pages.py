@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 from fastapi import FastAPI
-from fastapi.testclient import TestClient
 from sqlalchemy import Engine
 from sqlalchemy.orm import Session
 
@@ -23,6 +22,7 @@ from regdesk.registrations.models import Registration
 from regdesk.registrations.ticket_codes import ticket_of
 from regdesk.web.qr import qr_svg
 from tests.admin.support import People, Person, person
+from tests.client import TestClient
 from tests.desk.support import Printing, printing
 from tests.web.support import audit, form, forms
 

@@ -9,12 +9,12 @@ import re
 
 import pytest
 from fastapi import FastAPI
-from fastapi.testclient import TestClient
 from sqlalchemy import Engine
 
 from regdesk.oauth.permissions import DESK
 from tests.admin.registering import order_row
 from tests.admin.support import People, Person, person
+from tests.client import TestClient
 from tests.desk.support import Queue, queue
 from tests.web.support import audit, form
 

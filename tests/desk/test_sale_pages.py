@@ -10,7 +10,6 @@ import re
 
 import pytest
 from fastapi import FastAPI
-from fastapi.testclient import TestClient
 from sqlalchemy import Engine, func, select
 from sqlalchemy.orm import Session
 
@@ -20,6 +19,7 @@ from regdesk.users.models import User
 from regdesk.users.service import find_by_login
 from tests.admin.registering import make_product, paid, registered
 from tests.admin.support import People, Person, person
+from tests.client import TestClient
 from tests.web.support import Form, audit, form, forms, make_user
 
 SALE = "/desk/sale"

@@ -9,7 +9,6 @@ import re
 
 import pytest
 from fastapi import FastAPI
-from fastapi.testclient import TestClient
 from sqlalchemy import Engine
 
 from regdesk.db import write_session
@@ -17,6 +16,7 @@ from regdesk.oauth.permissions import DESK
 from regdesk.registrations.models import Registration
 from tests.admin.registering import make_product, paid, registered
 from tests.admin.support import People, Person, person
+from tests.client import TestClient
 from tests.web.support import make_user
 
 STATS = "/desk/stats"

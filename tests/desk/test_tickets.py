@@ -12,7 +12,6 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric import ed25519
 from cryptography.hazmat.primitives.serialization import load_pem_public_key
 from fastapi import FastAPI
-from fastapi.testclient import TestClient
 from sqlalchemy import Engine, delete, event
 
 from regdesk.db import write_session
@@ -20,6 +19,7 @@ from regdesk.keys import retire
 from regdesk.oauth.models import UserPermission
 from regdesk.registrations import ticket_codes
 from tests.admin.registering import api_registration, make_product, registered
+from tests.client import TestClient
 from tests.conftest import Apps, bearer
 from tests.desk.support import Queue, queue
 from tests.web.support import make_user

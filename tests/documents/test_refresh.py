@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fastapi.testclient import TestClient
 from sqlalchemy import Engine, create_engine, event, func, insert, select, text, update
 from sqlalchemy.orm import Session
 
@@ -43,6 +42,7 @@ from tests.api.support import (
     parse_timestamp,
     walk,
 )
+from tests.client import TestClient
 from tests.conftest import Apps, Cli
 from tests.transfer.support import import_
 

@@ -1,6 +1,11 @@
 """What every browser test shares: Debian's Chromium driven by Playwright (never
 `playwright install`), a fresh profile per test, screenshots under build/screenshots/.
 
+The browser is Debian's headless shell of Chromium (package chromium-headless-shell): the
+same engine, without the desktop browser's window machinery around it. On these 2-core
+machines it runs the browser tests in about 30 % less time than the full `chromium` started
+headless (tests/e2e and the Django site: 139 s, against 99 s with the shell).
+
 One Chromium serves the browser test files that run one after another in a test process (the
 files are collected together, tests/conftest.py RUN_FIRST), each test with a profile of its
 own; it is closed before the process goes on to any other file, because Playwright's
@@ -15,10 +20,11 @@ from pathlib import Path
 
 import pytest
 
-CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM = Path("/usr/bin/chromium-headless-shell")
 if not CHROMIUM.exists():
     pytest.skip(
-        "/usr/bin/chromium is not installed (apt-get install chromium); browser tests skipped",
+        f"{CHROMIUM} is not installed (apt-get install chromium-headless-shell);"
+        " browser tests skipped",
         allow_module_level=True,
     )
 

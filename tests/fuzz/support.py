@@ -17,7 +17,6 @@ from typing import Any
 
 import hypothesis.strategies as st
 import schemathesis
-from fastapi.testclient import TestClient
 from schemathesis import Case, CheckContext, Response
 from schemathesis.schemas import BaseSchema
 from sqlalchemy import Engine, select
@@ -32,6 +31,7 @@ from regdesk.registrations.service import live_registration
 from regdesk.roles.models import Role
 from regdesk.users.models import User
 from tests.api.support import import_rich, load_small_demo
+from tests.client import TestClient
 from tests.conftest import Apps, Registered, bearer
 from tests.oauth.support import basic
 from tests.oauth.user_flow import REDIRECT, Flow

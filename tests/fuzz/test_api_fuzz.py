@@ -14,7 +14,6 @@ from typing import Any
 
 import pytest
 import schemathesis
-from fastapi.testclient import TestClient
 from schemathesis import Case
 from schemathesis.python import asgi
 from sqlalchemy import Engine
@@ -22,6 +21,7 @@ from sqlalchemy.engine import make_url
 
 from regdesk.app import create_app
 from regdesk.config import load_settings
+from tests.client import TestClient
 from tests.conftest import Apps
 from tests.fuzz.support import (
     Tally,

@@ -10,7 +10,6 @@ import json
 from typing import Any
 
 import pytest
-from fastapi.testclient import TestClient
 from sqlalchemy import Engine, select, text, update
 
 from regdesk.app import create_app
@@ -19,6 +18,7 @@ from regdesk.db import read_session, utcnow, write_session
 from regdesk.mail.service import UnreadableMail, mail_channel, open_mail, queue_mail
 from regdesk.outbox.models import OutboxMessage
 from regdesk.outbox.service import claim, deliver, enqueue, record_failure
+from tests.client import TestClient
 from tests.conftest import Cli
 from tests.helpers import database_text, free_port
 from tests.mail.support import opened_outbox, secret_key, smtp_server

@@ -8,7 +8,6 @@ import datetime as dt
 from pathlib import Path
 
 import pytest
-from fastapi.testclient import TestClient
 from sqlalchemy import Engine, select, update
 
 from regdesk.app import create_app
@@ -19,6 +18,7 @@ from regdesk.mail.smtp import SmtpServer, SmtpUrlError
 from regdesk.outbox.models import OutboxMessage
 from regdesk.outbox.runner import POLL
 from regdesk.outbox.service import Channel, claim, deliver, record_failure
+from tests.client import TestClient
 from tests.helpers import database_text, free_port
 from tests.mail.support import PASSWORD, USER, certificate, secret_key, smtp_server
 

@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pytest
 from alembic.script import ScriptDirectory
-from fastapi.testclient import TestClient
 from sqlalchemy import Engine, text
 from sqlalchemy.engine import make_url
 
@@ -21,6 +20,7 @@ from regdesk.migrations.readiness import UNREACHABLE
 from regdesk.migrations.revisions import head_revision
 from regdesk.migrations.runner import alembic_config
 from tests import http_calls
+from tests.client import TestClient
 from tests.conftest import bearer, postgres_base_url, scratch_database_url
 from tests.faults.support import wait_until
 from tests.helpers import free_port, live_server

@@ -9,7 +9,6 @@ from typing import Any
 
 from alembic.script import ScriptDirectory
 from click.testing import CliRunner
-from fastapi.testclient import TestClient
 from sqlalchemy import Engine, MetaData, insert, select, text
 from sqlalchemy.exc import SAWarning
 from sqlalchemy.orm import Session
@@ -20,6 +19,7 @@ from regdesk.config import load_settings
 from regdesk.db import make_engine, sync_sequences
 from regdesk.migrations.revisions import current_revision, head_revision
 from regdesk.migrations.runner import alembic_config, upgrade
+from tests.client import TestClient
 from tests.conftest import PUBLIC_URL, Cli, bearer
 from tests.migrations.first_release import (
     CLIENT_SECRET,

@@ -11,7 +11,6 @@ import hashlib
 from collections.abc import Callable, Mapping
 
 import httpx
-from fastapi.testclient import TestClient
 from sqlalchemy import Engine, delete, insert, update
 
 from regdesk.audit.service import Actor
@@ -19,6 +18,7 @@ from regdesk.db import utcnow, write_session
 from regdesk.oauth.applications import set_suspended, update_application
 from regdesk.oauth.models import AccessToken, Grant, UserPermission
 from regdesk.users.service import NewUser, create_user
+from tests.client import TestClient
 from tests.conftest import Apps, Registered, bearer
 from tests.oauth.support import TOKEN_URL, assert_insufficient_scope, assert_invalid_token, basic
 

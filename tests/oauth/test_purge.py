@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import json
 
-from fastapi.testclient import TestClient
 from sqlalchemy import Engine, func, select
 
 from regdesk.db import read_session
 from regdesk.oauth.models import AccessToken, AuthorizationCode, Grant, RefreshToken
+from tests.client import TestClient
 from tests.conftest import Apps, Cli, bearer
 from tests.oauth.test_user_grants import age, me
 from tests.oauth.user_flow import make_flow

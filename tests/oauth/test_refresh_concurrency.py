@@ -10,10 +10,10 @@ from pathlib import Path
 
 import httpx
 import pytest
-from fastapi.testclient import TestClient
 from sqlalchemy import Engine
 
 from regdesk.db import make_engine
+from tests.client import TestClient
 from tests.conftest import Apps, postgres_base_url, scratch_database_url
 from tests.helpers import live_servers
 from tests.oauth.user_flow import Flow, make_flow

@@ -11,7 +11,6 @@ from typing import Any
 from urllib.parse import quote, quote_plus, urlencode
 
 from fastapi import FastAPI
-from fastapi.testclient import TestClient
 from sqlalchemy import Engine, select, update
 from starlette.types import Message
 
@@ -21,6 +20,7 @@ from regdesk.config import load_settings
 from regdesk.db import read_session, utcnow, write_session
 from regdesk.oauth.applications import set_suspended
 from regdesk.oauth.models import AccessToken, Application
+from tests.client import TestClient
 from tests.conftest import Registered, bearer
 from tests.helpers import database_text
 from tests.oauth.support import (

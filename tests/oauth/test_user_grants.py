@@ -8,7 +8,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import pytest
-from fastapi.testclient import TestClient
 from sqlalchemy import Engine, select, update
 
 from regdesk.audit.models import AuditEvent
@@ -17,6 +16,7 @@ from regdesk.db import read_session, write_session
 from regdesk.oauth.applications import set_suspended, update_application
 from regdesk.oauth.grants import end_access, revoke_application
 from regdesk.oauth.models import AccessToken, AuthorizationCode, Grant, RefreshToken
+from tests.client import TestClient
 from tests.conftest import Apps, bearer
 from tests.oauth.support import assert_oauth_error
 from tests.oauth.user_flow import REDIRECT, Flow, make_flow, pkce_pair

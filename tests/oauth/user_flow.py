@@ -10,12 +10,12 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import httpx
-from fastapi.testclient import TestClient
 from sqlalchemy import Engine
 
 from regdesk.audit.service import Actor
 from regdesk.db import write_session
 from regdesk.oauth.authorization import approve, check_authorization_request
+from tests.client import TestClient
 from tests.conftest import Apps, Registered
 from tests.transfer.support import import_
 

@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from fastapi.testclient import TestClient
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.multiprocess import MultiProcessCollector
 from prometheus_client.parser import text_string_to_metric_families
@@ -24,6 +23,7 @@ from regdesk.config import load_settings
 from regdesk.db import make_engine, utcnow, write_session
 from regdesk.outbox.models import OutboxMessage
 from tests import http_calls
+from tests.client import TestClient
 from tests.conftest import BACKENDS, PUBLIC_URL, bearer, scratch_database_url
 from tests.helpers import free_port, live_server_process
 from tests.observability.support import (

@@ -11,7 +11,6 @@ from collections.abc import Iterator
 
 import pytest
 from fastapi import FastAPI
-from fastapi.testclient import TestClient
 from sqlalchemy import Engine, select, text
 
 from regdesk.audit.models import AuditEvent
@@ -19,6 +18,7 @@ from regdesk.audit.service import Actor, record_event
 from regdesk.db import read_session, write_session
 from regdesk.observability.exposition import scrape
 from regdesk.observability.request_ids import incoming_or_new, new_id
+from tests.client import TestClient
 from tests.conftest import PUBLIC_URL, bearer
 from tests.observability.support import add_user, register
 

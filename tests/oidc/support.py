@@ -11,12 +11,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from fastapi.testclient import TestClient
 from joserfc import jwt
 from joserfc.jwk import KeySet
 from sqlalchemy import Engine
 
 from regdesk.oauth.applications import DEFAULT_ID_TOKEN_ALG
+from tests.client import TestClient
 from tests.conftest import Registered, register_application
 from tests.transfer.support import import_
 from tests.web.support import PASSWORD as WEB_PASSWORD

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import json
 
-from fastapi.testclient import TestClient
-
+from tests.client import TestClient
 from tests.conftest import Cli
 
 

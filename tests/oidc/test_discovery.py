@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from fastapi.testclient import TestClient
 from sqlalchemy import Engine
 
 from regdesk.db import write_session
 from regdesk.oauth.scopes import SCOPES
 from regdesk.webhooks.signing import current_key
+from tests.client import TestClient
 from tests.oidc.support import ISSUER
 
 

@@ -4,9 +4,9 @@ application only at a post-logout address registered for it, exactly, with `stat
 from __future__ import annotations
 
 import pytest
-from fastapi.testclient import TestClient
 from sqlalchemy import Engine
 
+from tests.client import TestClient
 from tests.oidc.support import LOGGED_OUT, World, consent, exchange, register, seed
 from tests.web.support import query, session_cookie, signed_in
 

@@ -8,12 +8,12 @@ import datetime as dt
 import hashlib
 
 import pytest
-from fastapi.testclient import TestClient
 from sqlalchemy import Engine, select
 
 from regdesk.db import read_session
 from regdesk.oauth.models import AuthorizationCode
 from regdesk.web.sessions import token_hash
+from tests.client import TestClient
 from tests.oidc.support import (
     CALLBACK,
     ISSUER,

@@ -7,10 +7,10 @@ import datetime as dt
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
-from fastapi.testclient import TestClient
 from sqlalchemy import Engine, update
 
 from regdesk.web.models import WebSession
+from tests.client import TestClient
 from tests.oidc.support import (
     CALLBACK,
     World,

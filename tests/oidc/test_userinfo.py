@@ -4,9 +4,9 @@ errors as RFC 6750 says, with `WWW-Authenticate`."""
 from __future__ import annotations
 
 import pytest
-from fastapi.testclient import TestClient
 from sqlalchemy import Engine
 
+from tests.client import TestClient
 from tests.conftest import Apps, bearer
 from tests.oidc.support import World, consent, exchange, seed
 from tests.web.support import signed_in

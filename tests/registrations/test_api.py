@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi.testclient import TestClient
 from sqlalchemy import Engine, select
 
 from regdesk.db import write_session
@@ -22,6 +21,7 @@ from regdesk.registrations.models import (
 from regdesk.registrations.ordering import end_order, mark_paid
 from regdesk.users.models import User
 from tests.api.support import assert_not_found, headers, validation_fields, walk
+from tests.client import TestClient
 from tests.conftest import Apps, bearer
 from tests.registrations.test_ordering import ACTOR, order, product
 from tests.web.support import make_user

@@ -7,7 +7,6 @@ from __future__ import annotations
 from typing import Any
 
 import httpx
-from fastapi.testclient import TestClient
 from sqlalchemy import Engine, update
 
 from regdesk.db import write_session
@@ -16,6 +15,7 @@ from regdesk.formats import format_timestamp
 from regdesk.registrations.models import Order, OrderStatus
 from regdesk.registrations.ordering import end_order
 from tests.api.support import assert_not_found, headers
+from tests.client import TestClient
 from tests.conftest import Apps, bearer
 from tests.registrations.test_api import KEYS, pay, registration_of
 from tests.registrations.test_ordering import ACTOR, order, product

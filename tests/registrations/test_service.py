@@ -9,7 +9,6 @@ from collections.abc import Mapping
 from typing import Any
 
 import pytest
-from fastapi.testclient import TestClient
 from sqlalchemy import Engine, select
 
 from regdesk.db import read_session, utcnow, write_session
@@ -36,6 +35,7 @@ from regdesk.registrations.service import (
     set_flags,
 )
 from tests.api.support import audit_events, headers
+from tests.client import TestClient
 from tests.conftest import Apps
 from tests.registrations.test_api import pay, registration_of
 from tests.registrations.test_ordering import ACTOR, order, product, race, refused

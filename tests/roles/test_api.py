@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from fastapi.testclient import TestClient
 from sqlalchemy import Engine
 
 from tests.api.support import (
@@ -14,6 +13,7 @@ from tests.api.support import (
     service_app,
     validation_fields,
 )
+from tests.client import TestClient
 from tests.conftest import Apps
 
 ROLES = "/api/v0/roles"

@@ -15,12 +15,12 @@ from collections.abc import Iterator
 
 import pytest
 from fastapi import FastAPI
-from fastapi.testclient import TestClient
 from sqlalchemy import Engine
 
 from regdesk.app import create_app
 from regdesk.config import Settings, load_settings
 from regdesk.db import make_engine
+from tests.client import TestClient
 from tests.conftest import BACKENDS, PUBLIC_URL, scratch_database_url
 
 # Rate limits are on, as in production, but high: hundreds of attacks from one address in a

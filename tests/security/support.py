@@ -15,12 +15,12 @@ import httpx
 import pytest
 from fastapi import FastAPI
 from fastapi.routing import iter_route_contexts
-from fastapi.testclient import TestClient
 from sqlalchemy import Engine, select
 
 from regdesk.app import create_app
 from regdesk.config import load_settings
 from regdesk.models import metadata
+from tests.client import TestClient
 from tests.conftest import Apps
 from tests.oauth.user_flow import REDIRECT, Flow
 from tests.web.support import make_user

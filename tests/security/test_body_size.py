@@ -21,7 +21,6 @@ from typing import Any
 import httpx
 import pytest
 from fastapi import FastAPI
-from fastapi.testclient import TestClient
 from sqlalchemy import Engine, select
 from sqlalchemy.orm import Session
 
@@ -31,6 +30,7 @@ from regdesk.db import write_session
 from regdesk.users.models import User
 from regdesk.volunteers.options import OptionSpec, create_option
 from tests.admin.support import Person, department, person
+from tests.client import TestClient
 from tests.conftest import Apps, bearer
 from tests.security.support import (
     Route,

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import httpx
 import pytest
-from fastapi.testclient import TestClient
 from sqlalchemy import Engine
 
+from tests.client import TestClient
 from tests.conftest import Apps, Registered
 from tests.security.support import changed_tables, snapshot
 

@@ -18,13 +18,13 @@ from urllib.parse import urlencode
 
 import pytest
 from fastapi import FastAPI
-from fastapi.testclient import TestClient
 from sqlalchemy import Engine, func, select
 
 from regdesk.audit.models import AuditEvent
 from regdesk.oauth.models import AuthorizationCode, Grant
 from regdesk.web.models import WebSession
 from tests.api.support import import_rich
+from tests.client import TestClient
 from tests.conftest import Apps
 from tests.security.support import (
     MODE,

@@ -15,12 +15,12 @@ from typing import Any
 
 import httpx
 import pytest
-from fastapi.testclient import TestClient
 from itsdangerous import URLSafeSerializer
 from sqlalchemy import Engine
 
 from regdesk.pagination import Cursors, _filter_digest
 from tests.api.support import import_rich, validation_fields
+from tests.client import TestClient
 from tests.conftest import Apps, bearer
 from tests.transfer.support import import_
 

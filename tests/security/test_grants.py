@@ -14,10 +14,10 @@ from typing import Any
 
 import httpx
 import pytest
-from fastapi.testclient import TestClient
 from sqlalchemy import Engine, func, select
 
 from regdesk.oauth.models import AccessToken, Grant
+from tests.client import TestClient
 from tests.conftest import Apps, bearer
 from tests.oauth.support import assert_oauth_error, basic
 from tests.oauth.user_flow import Flow, pkce_pair

@@ -19,7 +19,6 @@ from urllib.parse import urlencode
 
 import httpx
 import pytest
-from fastapi.testclient import TestClient
 from sqlalchemy import Engine, select
 
 from regdesk.accounts.links import LinkPurpose, issue_link
@@ -32,6 +31,7 @@ from regdesk.registrations.ordering import mark_paid, place_order
 from regdesk.registrations.ticket_codes import ticket_of
 from regdesk.users.service import find_by_login
 from tests.api.support import import_rich
+from tests.client import TestClient
 from tests.conftest import Apps, bearer
 from tests.security.support import (
     SIGN_OUT,

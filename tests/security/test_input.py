@@ -27,7 +27,6 @@ from urllib.parse import quote, quote_plus, unquote, urlencode
 
 import httpx
 import pytest
-from fastapi.testclient import TestClient
 from markupsafe import escape
 from sqlalchemy import Engine
 
@@ -37,6 +36,7 @@ from regdesk.oauth.permissions import permissions_of
 from regdesk.oauth.scopes import SCOPES, Holder
 from regdesk.users.service import set_permissions
 from tests.api.support import app_engine, import_rich, statements
+from tests.client import TestClient
 from tests.conftest import Apps, Registered, bearer
 from tests.security.support import MODE, REDIRECT, changed_tables, new_user, snapshot
 from tests.web.support import CALLBACK, PASSWORD, authorize_params, form, log_in, register_app

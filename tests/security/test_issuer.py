@@ -19,13 +19,13 @@ import httpx
 import pytest
 from click.testing import CliRunner
 from fastapi import FastAPI
-from fastapi.testclient import TestClient
 from sqlalchemy import Engine
 
 from regdesk.app import create_app
 from regdesk.cli import main
 from regdesk.config import DEFAULT_PUBLIC_URL
 from tests import forkserver
+from tests.client import TestClient
 from tests.conftest import Apps
 from tests.helpers import free_port
 from tests.oauth.user_flow import REDIRECT, Flow

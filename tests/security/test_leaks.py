@@ -22,7 +22,6 @@ from urllib.parse import parse_qs, urlsplit
 
 import httpx
 import pytest
-from fastapi.testclient import TestClient
 from sqlalchemy import Engine, select
 from sqlalchemy.exc import OperationalError, ProgrammingError
 
@@ -31,6 +30,7 @@ from regdesk.oauth import server
 from regdesk.oauth.models import Application
 from regdesk.users import records as user_records
 from regdesk.users.models import User
+from tests.client import TestClient
 from tests.conftest import Apps, bearer
 from tests.security.support import new_flow, new_user
 from tests.web.support import PASSWORD, authorize_params, form, log_in

@@ -15,11 +15,11 @@ from collections.abc import Iterator
 import httpx
 import pytest
 from fastapi import FastAPI
-from fastapi.testclient import TestClient
 from sqlalchemy import Engine
 
 from regdesk.accounts import throttle
 from regdesk.app import create_app
+from tests.client import TestClient
 from tests.conftest import PUBLIC_URL, Apps
 from tests.security.conftest import generous_settings
 from tests.security.support import new_user

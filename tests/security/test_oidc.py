@@ -18,7 +18,6 @@ from typing import Any
 
 import pytest
 from authlib.oidc.core import CodeIDToken
-from fastapi.testclient import TestClient
 from joserfc import jwt
 from joserfc.errors import InvalidClaimError, MissingClaimError
 from joserfc.jwk import KeySet, RSAKey
@@ -29,6 +28,7 @@ from regdesk.config import DEFAULT_PUBLIC_URL
 from regdesk.db import read_session, utcnow, write_session
 from regdesk.oauth.models import AuthorizationCode
 from regdesk.oidc.keys import IdTokenKeys, jose_key
+from tests.client import TestClient
 from tests.conftest import PUBLIC_URL, Registered
 from tests.oidc.support import (
     CALLBACK,

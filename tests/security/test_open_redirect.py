@@ -11,9 +11,9 @@ from __future__ import annotations
 from urllib.parse import quote
 
 import pytest
-from fastapi.testclient import TestClient
 from sqlalchemy import Engine
 
+from tests.client import TestClient
 from tests.security.support import BASE_URL, new_user, stays_within
 from tests.web.support import CALLBACK, PASSWORD, authorize_params, form, register_app
 

@@ -13,10 +13,10 @@ from __future__ import annotations
 from urllib.parse import urlencode
 
 import pytest
-from fastapi.testclient import TestClient
 from sqlalchemy import Engine, func, select
 
 from regdesk.oauth.models import AccessToken, AuthorizationCode
+from tests.client import TestClient
 from tests.conftest import Apps, Registered
 from tests.security.support import new_user
 from tests.web.support import CALLBACK, PASSWORD, authorize_params, form, log_in, register_app

@@ -17,10 +17,10 @@ from collections.abc import Callable
 
 import pytest
 from fastapi import FastAPI
-from fastapi.testclient import TestClient
 from sqlalchemy import Engine, select
 
 from regdesk.web.models import WebSession
+from tests.client import TestClient
 from tests.security.support import new_user, other_browser
 from tests.web.support import audit, form, log_in, session_cookie, use_session_cookie
 

@@ -19,12 +19,12 @@ from typing import Any
 
 import httpx
 import pytest
-from fastapi.testclient import TestClient
 from sqlalchemy import Engine, select
 
 from regdesk import security
 from regdesk.oauth.models import Application
 from tests.api.support import app_engine, statements
+from tests.client import TestClient
 from tests.conftest import Apps, Registered, bearer
 from tests.oauth.support import basic
 from tests.oauth.user_flow import Flow

@@ -9,12 +9,12 @@ yet redeemed; the bearer guard, introspection and the token endpoint all agree.
 from __future__ import annotations
 
 import pytest
-from fastapi.testclient import TestClient
 from sqlalchemy import Engine
 
 from regdesk.audit.service import Actor
 from regdesk.db import write_session
 from regdesk.oauth.applications import set_suspended, update_application
+from tests.client import TestClient
 from tests.conftest import Apps, bearer
 from tests.oauth.user_flow import REDIRECT, Flow
 from tests.security.support import new_user

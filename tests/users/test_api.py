@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi.testclient import TestClient
 from sqlalchemy import Engine
 
 from tests.api.support import (
@@ -14,6 +13,7 @@ from tests.api.support import (
     import_rich,
     validation_fields,
 )
+from tests.client import TestClient
 from tests.conftest import Apps
 from tests.transfer.support import import_
 

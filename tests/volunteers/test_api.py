@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi.testclient import TestClient
 from sqlalchemy import Engine, select
 
 from regdesk.events.models import Event
@@ -20,6 +19,7 @@ from tests.api.support import (
     parse_timestamp,
     walk,
 )
+from tests.client import TestClient
 from tests.conftest import Apps
 from tests.transfer.support import import_
 

@@ -10,7 +10,6 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import httpx
-from fastapi.testclient import TestClient
 from sqlalchemy import Engine, select
 from sqlalchemy.orm import Session
 
@@ -18,6 +17,7 @@ from regdesk.audit.models import AuditEvent
 from regdesk.audit.service import Actor
 from regdesk.db import write_session
 from regdesk.users.service import NewUser, create_user
+from tests.client import TestClient
 from tests.conftest import Registered, register_application
 
 PASSWORD = "correct horse battery staple"

@@ -7,11 +7,11 @@ import html
 from urllib.parse import urlsplit
 
 import pytest
-from fastapi.testclient import TestClient
 from sqlalchemy import Engine, delete, select, update
 
 from regdesk.oauth.models import Application, AuthorizationCode, UserPermission
 from regdesk.oauth.scopes import SCOPES
+from tests.client import TestClient
 from tests.conftest import Registered
 from tests.web.support import (
     APP_DESCRIPTION,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from fastapi.testclient import TestClient
+from tests.client import TestClient
 
 # An ICO file starts with a reserved 0 and type 1 (an icon), then its number of images.
 ICO_HEADER = b"\x00\x00\x01\x00"

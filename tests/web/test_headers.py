@@ -6,10 +6,10 @@ and no third party: tests/security/test_headers.py."""
 from __future__ import annotations
 
 import pytest
-from fastapi.testclient import TestClient
 from sqlalchemy import Engine
 
 from regdesk.web.headers import policy_with_form_target
+from tests.client import TestClient
 from tests.web.support import authorize_params, log_in, make_user, register_app
 
 

@@ -4,11 +4,11 @@ one of its registered origins (operator.md, Web pages)."""
 from __future__ import annotations
 
 import pytest
-from fastapi.testclient import TestClient
 from sqlalchemy import Engine, select, update
 
 from regdesk.oauth.models import Application
 from regdesk.web.models import WebSession
+from tests.client import TestClient
 from tests.conftest import Registered
 from tests.web.support import audit, log_in, make_user, register_app, session_cookie
 

@@ -13,7 +13,6 @@ from urllib.parse import unquote
 
 import pytest
 from fastapi import FastAPI
-from fastapi.testclient import TestClient
 from sqlalchemy import Engine, select
 from sqlalchemy.orm import Session
 
@@ -25,6 +24,7 @@ from regdesk.registrations.models import Order, OrderStatus, PaymentMethod
 from regdesk.registrations.ordering import mark_paid
 from regdesk.registrations.ticket_codes import ticket_of
 from tests.admin.support import Person, person
+from tests.client import TestClient
 from tests.conftest import PUBLIC_URL
 from tests.volunteers.support import field_error, is_checked
 from tests.web.registering_support import (

@@ -11,12 +11,12 @@ import hashlib
 
 import pytest
 from fastapi import FastAPI
-from fastapi.testclient import TestClient
 from sqlalchemy import Engine, func, select, update
 
 from regdesk.db import write_session
 from regdesk.web.models import WebSession
 from regdesk.web.sessions import end_session, find_session, purge_sessions, start_session
+from tests.client import TestClient
 from tests.helpers import database_text
 from tests.web.support import log_in, make_user, session_cookie
 

@@ -9,12 +9,12 @@ from urllib.parse import unquote
 
 import pytest
 from fastapi import FastAPI
-from fastapi.testclient import TestClient
 from sqlalchemy import Engine
 
 from regdesk.db import write_session
 from regdesk.events.models import EventOption
 from tests.admin.support import People, person, seed_people
+from tests.client import TestClient
 from tests.conftest import Apps, bearer
 from tests.volunteers.support import (
     Event,

@@ -8,9 +8,9 @@ import re
 
 import pytest
 from fastapi import FastAPI
-from fastapi.testclient import TestClient
 from sqlalchemy import Engine, select
 from tests.admin.support import People, seed_people
+from tests.client import TestClient
 from tests.conftest import PUBLIC_URL
 from tests.webhooks.support import Receiver, application, logged
 

@@ -9,9 +9,9 @@ import re
 
 import pytest
 from fastapi import FastAPI
-from fastapi.testclient import TestClient
 from sqlalchemy import Engine, select
 from tests.admin.support import People, seed_people
+from tests.client import TestClient
 from tests.conftest import PUBLIC_URL
 from tests.web.support import make_user
 from tests.webhooks.support import Clock, Receiver, application, endpoint, fail_for_three_days

@@ -7,8 +7,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from fastapi.testclient import TestClient
 from sqlalchemy import Engine, delete, select
+from tests.client import TestClient
 from tests.conftest import Apps, bearer
 from tests.registrations.test_api import pay
 from tests.registrations.test_ordering import order, product

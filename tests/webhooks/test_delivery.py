@@ -8,8 +8,8 @@ import json
 
 import jwt
 import pytest
-from fastapi.testclient import TestClient
 from sqlalchemy import Engine
+from tests.client import TestClient
 from tests.web.support import make_user
 from tests.webhooks.support import ISSUER, Receiver, deliveries, endpoint, verify
 

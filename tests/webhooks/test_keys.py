@@ -9,8 +9,8 @@ import json
 import jwt
 import pytest
 from fastapi import FastAPI
-from fastapi.testclient import TestClient
 from sqlalchemy import Engine, update
+from tests.client import TestClient
 from tests.conftest import Cli
 from tests.web.support import make_user
 from tests.webhooks.support import Receiver, endpoint
