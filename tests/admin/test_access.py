@@ -29,7 +29,7 @@ import httpx
 import pytest
 from fastapi import FastAPI
 from fastapi.routing import iter_route_contexts
-from sqlalchemy import Engine, MetaData, select
+from sqlalchemy import Engine, select
 
 from regdesk.audit.service import Actor
 from regdesk.db import write_session
@@ -45,6 +45,7 @@ from regdesk.webhooks.endpoints import add_endpoint
 from tests.admin.registering import make_product, registered
 from tests.admin.support import People, Person
 from tests.client import TestClient
+from tests.helpers import every_table
 
 
 class Rule(Enum):
@@ -258,11 +259,10 @@ def records(engine: Engine, people: People) -> Records:
 def table_dump(engine: Engine) -> dict[str, list[str]]:
     """Every row of every table. A session's last-seen time is left out: merely being
     signed in may move it (regdesk.web.sessions), which changes nothing anyone owns."""
-    reflected = MetaData()
-    reflected.reflect(engine)
     dump = {}
+    tables = every_table(engine)
     with engine.connect() as connection:
-        for table in reflected.sorted_tables:
+        for table in tables:
             columns = [c for c in table.columns if c.name != "last_seen_at"]
             dump[table.name] = sorted(
                 repr(tuple(row)) for row in connection.execute(select(*columns))
