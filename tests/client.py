@@ -22,10 +22,13 @@ tests reads one. WebSocket connections go through Starlette's own transport.
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any, Self
 from urllib.parse import unquote
 
 import httpx
+from anyio.from_thread import BlockingPortal, start_blocking_portal
 from starlette import testclient as starlette_testclient
 from starlette.types import Message
 
@@ -137,8 +140,19 @@ class _Transport(starlette_testclient._TestClientTransport):
         return response
 
 
+# The loop each app runs on, while a client of it is entered (`with`): its lifespan ran there.
+_running: dict[int, BlockingPortal] = {}
+
+
 class TestClient(starlette_testclient.TestClient):  # noqa: TID251 (the one it improves)
-    """Starlette's TestClient (FastAPI's is the same class) with the one-call transport."""
+    """Starlette's TestClient (FastAPI's is the same class) with the one-call transport.
+
+    A client not entered (`with`) of an app that another client runs is another browser of
+    the same server: its requests go to that client's loop, where the app's lifespan ran and
+    its loop-bound parts live (the write turn's lock, PostgreSQL's asynchronous connections).
+    Starlette's starts a loop in a thread of its own for each such request, a millisecond and
+    a half each here, and the app's parts then meet a loop they were not made on. A client of
+    an app that nothing runs does as Starlette's does."""
 
     __test__ = False
 
@@ -154,3 +168,23 @@ class TestClient(starlette_testclient.TestClient):  # noqa: TID251 (the one it i
             app_state=slow.app_state,
             client=slow.client,
         )
+
+    @contextmanager
+    def _portal_factory(self) -> Iterator[BlockingPortal]:
+        running = self.portal or _running.get(id(self.app))
+        if running is not None:
+            yield running
+        else:
+            with start_blocking_portal(**self.async_backend) as portal:
+                yield portal
+
+    def __enter__(self) -> Self:
+        entered = super().__enter__()
+        assert self.portal is not None
+        self._runs = _running.setdefault(id(self.app), self.portal) is self.portal
+        return entered
+
+    def __exit__(self, *args: object) -> None:
+        if getattr(self, "_runs", False):
+            del _running[id(self.app)]
+        super().__exit__(*args)

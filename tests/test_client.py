@@ -3,6 +3,7 @@ app's thread per request."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterator
 from typing import Any
 
@@ -32,6 +33,10 @@ def small_app() -> FastAPI:
     @app.get("/chunks")
     def chunks() -> StreamingResponse:
         return StreamingResponse(iter([b"one ", b"two ", b"three"]), media_type="text/plain")
+
+    @app.get("/loop")
+    async def loop() -> PlainTextResponse:
+        return PlainTextResponse(str(id(asyncio.get_running_loop())))
 
     @app.get("/broken")
     def broken() -> None:
@@ -95,5 +100,11 @@ def test_without_raising_an_exception_in_the_app_is_a_500() -> None:
         assert client.get("/broken").status_code == 500
 
 
-def test_a_client_not_entered_starts_the_app_for_each_request() -> None:
-    assert TestClient(small_app()).get("/hello").status_code == 200
+def test_another_client_of_a_running_app_is_answered_on_its_loop() -> None:
+    app = small_app()
+    with TestClient(app) as running:
+        other = TestClient(app, client=("192.0.2.7", 50000))
+        assert other.get("/loop").text == running.get("/loop").text
+        assert other.get("/hello").text == "hello 192.0.2.7"
+    alone = TestClient(app)  # nothing runs the app now: it is started for the request
+    assert alone.get("/hello").status_code == 200
