@@ -3,11 +3,7 @@ badges, statistics) before the person's card, whose path takes any id (`/desk/{i
 
 from __future__ import annotations
 
-from fastapi import APIRouter
-
 from regdesk.desk import badge_pages, pages, sale_pages, stats_pages
 
-router = APIRouter()
-for named in (sale_pages.router, badge_pages.router, stats_pages.router):
-    router.include_router(named)
-router.include_router(pages.router)
+# Each router's own routes, which the app takes as they are, in this order (app.ROUTERS).
+ROUTERS = (sale_pages.router, badge_pages.router, stats_pages.router, pages.router)
