@@ -36,8 +36,21 @@ import hashlib
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
-from sqlalchemy import ColumnElement, delete, insert, select, text
+from sqlalchemy import (
+    ColumnElement,
+    CompoundSelect,
+    Integer,
+    Select,
+    Subquery,
+    bindparam,
+    delete,
+    insert,
+    select,
+    text,
+    union_all,
+)
 from sqlalchemy.orm import Session
 
 from regdesk.accounts.devices import Device
@@ -114,22 +127,17 @@ def lock(db: Session, attempt: Attempt) -> None:
 
 def retry_after(db: Session, attempt: Attempt) -> int | None:
     """Seconds until another attempt is allowed, or None when one is allowed now."""
-    failures = LoginFailure
     if attempt.device_key is not None:
-        limits = [(failures.device_key == attempt.device_key, PER_DEVICE)]
-    else:
-        untrusted = failures.device_key.is_(None)
-        limits = [
-            (
-                (failures.login_key == attempt.login_key)
-                & (failures.address_key == attempt.address_key)
-                & untrusted,
-                PER_PAIR,
-            ),
-            ((failures.login_key == attempt.login_key) & untrusted, PER_LOGIN),
-            ((failures.address_key == attempt.address_key) & untrusted, PER_ADDRESS),
-        ]
-    return _longest_wait(db, limits)
+        return _longest_wait(db, _TRUSTED, device=attempt.device_key, per_device=PER_DEVICE)
+    return _longest_wait(
+        db,
+        _UNTRUSTED,
+        login=attempt.login_key,
+        address=attempt.address_key,
+        per_pair=PER_PAIR,
+        per_login=PER_LOGIN,
+        per_address=PER_ADDRESS,
+    )
 
 
 def record_failure(db: Session, attempt: Attempt) -> None:
@@ -168,11 +176,9 @@ def link_request_allowed(db: Session, login: str, address: str | None) -> bool:
         _digest(f"reset:{login.casefold()}"), _digest(f"reset from:{address_key(address)}"), None
     )
     lock(db, request)
-    limits = [
-        (LoginFailure.login_key == request.login_key, RESET_PER_LOGIN),
-        (LoginFailure.address_key == request.address_key, RESET_PER_ADDRESS),
-    ]
-    if _longest_wait(db, limits) is not None:
+    limits = {"per_login": RESET_PER_LOGIN, "per_address": RESET_PER_ADDRESS}
+    keys = {"login": request.login_key, "address": request.address_key}
+    if _longest_wait(db, _RESET, **keys, **limits) is not None:
         return False
     record_failure(db, request)
     return True
@@ -184,35 +190,60 @@ def signup_allowed(db: Session, address: str | None) -> bool:
     counted (in the caller's transaction); if not, nothing is."""
     request = Attempt(_digest("signup"), _digest(f"signup from:{address_key(address)}"), None)
     lock(db, request)
-    limits = [(LoginFailure.address_key == request.address_key, SIGNUP_PER_ADDRESS)]
-    if _longest_wait(db, limits) is not None:
+    if (
+        _longest_wait(db, _SIGNUP, address=request.address_key, per_address=SIGNUP_PER_ADDRESS)
+        is not None
+    ):
         return False
     record_failure(db, request)
     return True
 
 
-def _longest_wait(db: Session, limits: list[tuple[ColumnElement[bool], int]]) -> int | None:
-    """Seconds until none of `limits` (which failures, how many) is full; None: none is now."""
+_Limits = CompoundSelect[dt.datetime] | Select[dt.datetime]
+
+
+def _longest_wait(db: Session, limits: _Limits, **bound: Any) -> int | None:
+    """Seconds until none of `limits` is full (one of the statements below, with its keys and
+    limits bound); None: none is now."""
     now = utcnow()
-    waits = [_wait(db, which, limit, now) for which, limit in limits]
-    longest = max((w for w in waits if w is not None), default=None)
-    return None if longest is None else max(1, math.ceil(longest.total_seconds()))
-
-
-def _wait(
-    db: Session, which: ColumnElement[bool], limit: int, now: dt.datetime
-) -> dt.timedelta | None:
-    # The limit-th most recent failure in the window: once it leaves, one more attempt is free.
-    oldest_counted = db.scalars(
-        select(LoginFailure.occurred_at)
-        .where(which, LoginFailure.occurred_at > now - WINDOW)
-        .order_by(LoginFailure.occurred_at.desc())
-        .offset(limit - 1)
-        .limit(1)
-    ).first()
-    if oldest_counted is None:
+    oldest_counted: list[dt.datetime] = list(db.scalars(limits, {"since": now - WINDOW, **bound}))
+    if not oldest_counted:
         return None
-    return oldest_counted + WINDOW - now
+    return max(1, math.ceil((max(oldest_counted) + WINDOW - now).total_seconds()))
+
+
+def _full(which: ColumnElement[bool], limit: str) -> Subquery:
+    """The failure that fills the limit bound as `limit` among `which`: the limit-th most recent
+    in the window (once it leaves, one more attempt is free); none while the limit is not full."""
+    return (
+        select(LoginFailure.occurred_at)
+        .where(which, LoginFailure.occurred_at > bindparam("since"))
+        .order_by(LoginFailure.occurred_at.desc())
+        .offset(bindparam(limit, type_=Integer) - 1)
+        .limit(1)
+        .subquery()
+    )
+
+
+def _any_full(*full: Subquery) -> _Limits:
+    """One statement for every limit of an attempt: built once, its keys and limits bound at
+    each attempt. Built at each attempt, the three of a login were a third of its time."""
+    parts = [select(part.c.occurred_at) for part in full]
+    return parts[0] if len(parts) == 1 else union_all(*parts)
+
+
+_failures = LoginFailure
+_login = _failures.login_key == bindparam("login")
+_address = _failures.address_key == bindparam("address")
+_untrusted = _failures.device_key.is_(None)
+_TRUSTED = _any_full(_full(_failures.device_key == bindparam("device"), "per_device"))
+_UNTRUSTED = _any_full(
+    _full(_login & _address & _untrusted, "per_pair"),
+    _full(_login & _untrusted, "per_login"),
+    _full(_address & _untrusted, "per_address"),
+)
+_RESET = _any_full(_full(_login, "per_login"), _full(_address, "per_address"))
+_SIGNUP = _any_full(_full(_address, "per_address"))
 
 
 def _digest(value: str) -> str:
