@@ -176,9 +176,15 @@ def link_request_allowed(db: Session, login: str, address: str | None) -> bool:
         _digest(f"reset:{login.casefold()}"), _digest(f"reset from:{address_key(address)}"), None
     )
     lock(db, request)
-    limits = {"per_login": RESET_PER_LOGIN, "per_address": RESET_PER_ADDRESS}
-    keys = {"login": request.login_key, "address": request.address_key}
-    if _longest_wait(db, _RESET, **keys, **limits) is not None:
+    wait = _longest_wait(
+        db,
+        _RESET,
+        login=request.login_key,
+        address=request.address_key,
+        per_login=RESET_PER_LOGIN,
+        per_address=RESET_PER_ADDRESS,
+    )
+    if wait is not None:
         return False
     record_failure(db, request)
     return True
@@ -190,10 +196,8 @@ def signup_allowed(db: Session, address: str | None) -> bool:
     counted (in the caller's transaction); if not, nothing is."""
     request = Attempt(_digest("signup"), _digest(f"signup from:{address_key(address)}"), None)
     lock(db, request)
-    if (
-        _longest_wait(db, _SIGNUP, address=request.address_key, per_address=SIGNUP_PER_ADDRESS)
-        is not None
-    ):
+    wait = _longest_wait(db, _SIGNUP, address=request.address_key, per_address=SIGNUP_PER_ADDRESS)
+    if wait is not None:
         return False
     record_failure(db, request)
     return True
@@ -232,11 +236,10 @@ def _any_full(*full: Subquery) -> _Limits:
     return parts[0] if len(parts) == 1 else union_all(*parts)
 
 
-_failures = LoginFailure
-_login = _failures.login_key == bindparam("login")
-_address = _failures.address_key == bindparam("address")
-_untrusted = _failures.device_key.is_(None)
-_TRUSTED = _any_full(_full(_failures.device_key == bindparam("device"), "per_device"))
+_login = LoginFailure.login_key == bindparam("login")
+_address = LoginFailure.address_key == bindparam("address")
+_untrusted = LoginFailure.device_key.is_(None)
+_TRUSTED = _any_full(_full(LoginFailure.device_key == bindparam("device"), "per_device"))
 _UNTRUSTED = _any_full(
     _full(_login & _address & _untrusted, "per_pair"),
     _full(_login & _untrusted, "per_login"),
