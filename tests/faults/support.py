@@ -9,6 +9,7 @@ import fcntl
 import json
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
@@ -22,6 +23,7 @@ from urllib.parse import parse_qs, urlsplit
 import httpx
 import pytest
 from sqlalchemy import Engine, select
+from sqlalchemy.exc import OperationalError
 
 from regdesk.audit.service import Actor
 from regdesk.db import read_session, write_session
@@ -208,7 +210,7 @@ def freeze_between_commit_and_answer(
 ) -> bool:
     """Freeze the server while something it committed is still unanswered; keep it frozen
     (True) if, once the answers it had already sent are read, that is still so."""
-    if not unanswered():
+    if not seen(unanswered):
         return False
     server.pause()
     settled: list[int] = []
@@ -218,10 +220,23 @@ def freeze_between_commit_and_answer(
         return len(settled) > 20 and settled[-1] == settled[-21]
 
     wait_until(answers_read, 10, "the answers sent before the freeze to be read")
-    if unanswered():
+    if seen(unanswered):
         return True
     server.resume()
     return False
+
+
+def seen(look: Callable[[], bool]) -> bool:
+    """`look()`, or False when SQLite could not begin the read (SQLITE_PROTOCOL): a server frozen
+    in the middle of writing its WAL index holds the lock a reader needs to make sense of it,
+    and SQLite gives up after retrying for a while. Nothing was seen; the caller tries again
+    with the server running."""
+    try:
+        return look()
+    except OperationalError as error:
+        if getattr(error.orig, "sqlite_errorcode", None) == sqlite3.SQLITE_PROTOCOL:
+            return False
+        raise
 
 
 @contextmanager
