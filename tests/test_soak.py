@@ -28,7 +28,7 @@ from bench.soak import (
 from regdesk.security import token_hash
 from tests.conftest import BACKENDS, scratch_database_url
 
-SECONDS = 8
+SECONDS = 5
 
 
 @pytest.fixture(

@@ -38,7 +38,7 @@ from tests.oauth.user_flow import REDIRECT, Flow
 
 EXAMPLES_ENV = "REGDESK_FUZZ_EXAMPLES"
 SEED_ENV = "REGDESK_FUZZ_SEED"
-BOUNDED_EXAMPLES = 25
+BOUNDED_EXAMPLES = 15
 BOUNDED_SEED = 20261121  # `make test` tries the same inputs every time; `make fuzz` varies it
 REPORT = Path(__file__).resolve().parents[2] / "build" / "fuzz.json"
 BASE_URL = "https://testserver"  # plain HTTP from a non-loopback client is refused (api.md 5)

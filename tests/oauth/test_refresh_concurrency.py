@@ -13,6 +13,7 @@ import pytest
 from sqlalchemy import Engine
 
 from regdesk.db import make_engine
+from tests import http_calls
 from tests.client import TestClient
 from tests.conftest import Apps, postgres_base_url, scratch_database_url
 from tests.helpers import live_servers
@@ -72,7 +73,7 @@ def test_two_server_processes_on_postgresql_one_winner_per_token(
                 auth = (flow.app.client_id, flow.app.client_secret)
                 answers = race(
                     [
-                        partial(httpx.post, f"{base}/api/oauth/token", data=form, auth=auth)
+                        partial(http_calls.post, f"{base}/api/oauth/token", data=form, auth=auth)
                         for base in (first, second)
                     ]
                 )

@@ -16,11 +16,15 @@ record (PostgreSQL's lock table is sized for a few dozen per transaction).
 
 from __future__ import annotations
 
+import functools
 import zlib
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
 
-from sqlalchemy import ColumnElement, Table, delete, exists, select, text
+from sqlalchemy import ColumnElement, Select, Table, delete, exists, select, text
 from sqlalchemy.orm import Session
+from sqlalchemy.sql.dml import ReturningDelete
 
 from regdesk.db import among, before_write_commits, is_sqlite
 from regdesk.db.bulk import bulk_insert
@@ -43,10 +47,36 @@ Refreshed = Callable[[Session, dict[str, set[int]]], None]
 _AFTER: dict[Refreshed, ColumnElement[bool]] = {}
 
 
+@dataclass(frozen=True)
+class _Asked:
+    """A refresh's statements for what is installed, made once: built again at every write,
+    they were two fifths of the time of a write that queued nothing (a session opened and
+    committed: 0.47 ms, now 0.29, on SQLite in-process on these machines)."""
+
+    hooks: list[tuple[Refreshed, ColumnElement[bool]]]
+    waiting: Select[*tuple[Any, ...]]  # is any document queued, and each hook's `pending`
+    take: ReturningDelete[str, int]  # the queued rows, off the queue
+
+
+@functools.cache
+def _asked() -> _Asked:
+    """For what is installed now: a change to it clears this cache."""
+    queued = DocumentQueue.kind.in_(list(_DECLARED))
+    hooks = list(_AFTER.items())
+    return _Asked(
+        hooks,
+        select(exists().where(queued), *(condition for _, condition in hooks)),
+        delete(DocumentQueue).where(queued).returning(DocumentQueue.kind, DocumentQueue.key),
+    )
+
+
 def install(documents: Iterable[Document]) -> None:
     """Keep these documents in step from now on: the app and the command line call this at
     start with every declaration (regdesk.models.DOCUMENTS). Again is harmless."""
-    _DECLARED.update((document.kind, document) for document in documents)
+    for document in documents:
+        if _DECLARED.get(document.kind) is not document:
+            _DECLARED[document.kind] = document
+            _asked.cache_clear()
     before_write_commits(refresh)
 
 
@@ -54,30 +84,27 @@ def after_refresh(hook: Refreshed, pending: ColumnElement[bool]) -> None:
     """Run `hook(session, {kind: ids})` at the end of a refresh, in its transaction, with the
     records it rendered again (those the transaction changed), when there are some or when
     `pending` (an EXISTS of the hook's own rows) holds. Again is harmless."""
-    _AFTER[hook] = pending
+    if _AFTER.get(hook) is not pending:
+        _AFTER[hook] = pending
+        _asked.cache_clear()
 
 
 def refresh(session: Session) -> None:
     """Render every queued document again, in the session's transaction: each record once,
     however many of its rows changed. A record still queued after a commit (changed by SQL that
     ran beside this refresh) is rendered by its readers until the next refresh."""
-    queued = DocumentQueue.kind.in_(list(_DECLARED))
+    asked = _asked()
     keys: dict[str, set[int]] = {kind: set() for kind in _DECLARED}
-    hooks = list(_AFTER.items())
-    any_queued, *pending = session.execute(
-        select(exists().where(queued), *(condition for _, condition in hooks))
-    ).one()
+    any_queued, *pending = session.execute(asked.waiting).one()
     if any_queued:
         # Taken off the queue in one statement (its keys say which records to lock) and
         # rendered after the locks, in the view that follows them: a row someone else commits
         # meanwhile (SQL outside regdesk) stays queued, never dropped unrendered.
-        for kind, key in session.execute(
-            delete(DocumentQueue).where(queued).returning(DocumentQueue.kind, DocumentQueue.key)
-        ):
+        for kind, key in session.execute(asked.take):
             keys[kind].add(key)
         _take_turn(session, keys)
         _render(session, _DECLARED.values(), keys)
-    _tell(session, hooks, pending, keys)
+    _tell(session, asked.hooks, pending, keys)
 
 
 def render_all(session: Session, documents: Iterable[Document]) -> None:
