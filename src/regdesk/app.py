@@ -125,7 +125,21 @@ def _routes() -> tuple[BaseRoute, ...]:
             assert isinstance(included, _IncludedRouter)
             routes.append(Section.of(included, router.prefix) if router.prefix else included)
             table.routes.clear()
+    for route in routes:
+        if isinstance(route, _IncludedRouter):
+            _build(route)
     return tuple(routes)
+
+
+def _build(included: _IncludedRouter) -> None:
+    """Build now what FastAPI builds of an included router's routes when a request first meets
+    them (each route's handler again, under the router's prefix and dependencies): at a
+    server's start, before its heap is set aside, and once in a process that forks servers
+    (the tests' fork server), rather than in each of them, at its first request."""
+    for candidate in included.effective_candidates():
+        if isinstance(candidate, _IncludedRouter):
+            _build(candidate)
+    included.effective_low_priority_routes()
 
 
 @dataclass

@@ -4,11 +4,9 @@ forks a child for each request and reports each child's end to whom asked for it
 
 from __future__ import annotations
 
-import ast
 import contextlib
 import gc
 import importlib
-import importlib.util
 import json
 import os
 import runpy
@@ -21,31 +19,32 @@ from typing import Any
 
 from tests.forkserver import MESSAGE_BYTES
 
-# Imported ahead: the command line, and what the app's module imports (read from it, so that
-# the list follows it), but for what imports Prometheus's client when imported.
+# Imported ahead: the command line, the server and the app; and the app's routes built
+# (app._routes), which every app a child serves shares, as each `regdesk serve` would build
+# them at its start.
 PRELOAD = (
     "regdesk.cli",
     "regdesk.cli.serve",
     "regdesk.web.access_log",
+    "regdesk.app",
     "uvicorn.main",
     "uvicorn.server",
     "uvicorn.protocols.http.h11_impl",
     "uvicorn.protocols.http.httptools_impl",
     "uvicorn.lifespan.on",
 )
-PROMETHEUS_AT_IMPORT = ("regdesk.observability.routes", "regdesk.observability.backlog")
-# Never imported ahead: Prometheus's client reads the environment once, when imported
-# (observability/multiprocess.py); a server on a current database never loads Alembic
+# Never imported ahead: a server on a current database never loads Alembic
 # (migrations/revisions.py), nor should the fork server for it.
-NOT_AHEAD = ("prometheus_client", "alembic")
+NOT_AHEAD = ("alembic",)
 
 
 def _serve(control: socket.socket, listener: socket.socket) -> tuple[list[str], str]:
     """Import ahead, then start a child for each request and report each child's end to whom
     asked for it: the test worker (`control`) or a stand-in that connected (`listener`).
     Returns only in a child: its argument vector and working directory."""
-    for name in (*PRELOAD, *_imported_by_the_app()):
+    for name in PRELOAD:
         importlib.import_module(name)
+    sys.modules["regdesk.app"]._routes()
     ahead = [name for name in NOT_AHEAD if name in sys.modules]
     assert not ahead, f"imported ahead, which they must never be: {ahead}"
     # Set aside from the collector, as a served app's start is (app.py, settle_heap): a child's
@@ -106,27 +105,6 @@ def _serve(control: socket.socket, listener: socket.socket) -> tuple[list[str], 
 def _tell(asker: socket.socket, what: dict[str, int]) -> None:
     with contextlib.suppress(OSError):  # a stand-in that has gone
         asker.send(json.dumps(what).encode())
-
-
-def _imported_by_the_app() -> list[str]:
-    """The modules `regdesk/app.py` imports of the service, as its own import statements say
-    (found by their files: looking a module up imports the package it is in)."""
-    spec = importlib.util.find_spec("regdesk.app")
-    assert spec is not None
-    assert spec.origin is not None
-    package = Path(spec.origin).parent
-
-    def is_module(name: str) -> bool:
-        path = package.joinpath(*name.split(".")[1:])
-        return path.with_suffix(".py").is_file() or (path / "__init__.py").is_file()
-
-    names: list[str] = []
-    for node in ast.parse(Path(spec.origin).read_text()).body:
-        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("regdesk"):
-            for alias in node.names:
-                named = f"{node.module}.{alias.name}"
-                names.append(named if is_module(named) else node.module)
-    return [name for name in dict.fromkeys(names) if name not in PROMETHEUS_AT_IMPORT]
 
 
 def _report_exits(askers: dict[int, socket.socket]) -> None:

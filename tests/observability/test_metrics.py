@@ -181,6 +181,27 @@ def test_a_request_is_counted_once_by_route_template_and_status_across_two_worke
     assert not served.series_folders(), "the server's series go with it"
 
 
+def test_a_server_of_one_worker_counts_its_requests_in_its_series_directory(
+    database_url: str, engine: Engine, tmp_path: Path
+) -> None:
+    """One worker is the `regdesk serve` process itself, which named the directory after the
+    command line, and maybe Prometheus's client, were imported (the tests' fork server imports
+    the app ahead): its series still go to files there, which the scrape reads."""
+    temporary = tmp_path / "tmp"
+    temporary.mkdir()
+    settings = {
+        "REGDESK_METRICS_TOKEN": TOKEN,
+        "REGDESK_ACCESS_LOG": "off",
+        "TMPDIR": str(temporary),
+    }
+    with live_server_process(database_url, settings) as (base, _):
+        assert http_calls.get(f"{base}/api/users/current").status_code == 401
+        (folder,) = temporary.glob("regdesk-metrics-*")
+        assert list(folder.glob("*.db")), "the worker's series are in files of the directory"
+        refused = {"route": "/api/users/current", "method": "GET", "status": "401"}
+        assert value(scrape(f"{base}/metrics", TOKEN), REQUESTS, refused) == 1
+
+
 def test_token_grants_are_counted_by_type_and_outcome_on_both_paths(
     deployment: Deployment,
 ) -> None:

@@ -48,8 +48,8 @@ def serve(
     # Workers build their app from the environment: hand them this command's options.
     for name, value in context.overrides.items():
         os.environ[f"REGDESK_{name.upper()}"] = str(value)
-    # The series' directory is named before anything imports Prometheus's client, which reads
-    # it once (observability/multiprocess.py); the workers inherit it.
+    # The series' directory is named before the first series is made, in the mode it names
+    # (observability/metrics.py, multiprocess.py); the workers inherit it.
     with multiprocess.per_server_start():
         _run(context, host, port, workers, tls_cert, tls_key)
 

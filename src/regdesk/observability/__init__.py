@@ -16,5 +16,5 @@ timings for Prometheus, and whether the service is ready.
 /readyz is the migrations' (migrations/readiness.py): it asks whether the schema is the code's.
 
 This package's `__init__` imports nothing: `request_ids` is read by lower layers (the audit
-log), and importing it must not import Prometheus's client (see `exposition`).
+log), and importing it must not bring in the rest of the package, Prometheus's client with it.
 """

@@ -4,10 +4,11 @@ Every label value comes from a short list this code knows (route templates, gran
 limit names, error kinds), never from what a client sent: a label value per distinct input
 would let anyone grow the server's memory and the scrape without bound.
 
-Prometheus's client is imported, and the series made, at the first call, not when this module
-is imported: the client picks its mode (each worker's values in a file, or in memory) once,
-when it is imported, from PROMETHEUS_MULTIPROC_DIR, which `regdesk serve` sets after the
-command line has imported this module (observability/multiprocess.py).
+The series are made at the first call, in the mode PROMETHEUS_MULTIPROC_DIR names then (each
+worker's values in a file, or in memory; observability/multiprocess.py): `regdesk serve` sets
+it after the command line has imported this module, and Prometheus's client, which picks its
+mode once when it is imported, may have been imported before (a process that imported the app
+ahead of a server's start, as the tests' fork server does). `series` sets the mode itself.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ import os
 from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING, Any
+
+from regdesk.observability import multiprocess
 
 if TYPE_CHECKING:
     from prometheus_client import CollectorRegistry, Counter, Histogram
@@ -59,8 +62,12 @@ def series() -> Series:
         values,
     )
 
-    if getattr(values.ValueClass, "_multiprocess", False):  # a file per process: see above
+    # The mode this process's environment names now, whatever it named when the client was
+    # first imported (the fork server of the tests imports it before a server's start sets it).
+    if multiprocess.directory() is not None:  # a file per process
         values.ValueClass = values.MultiProcessValue(process_identifier=process_id)  # type: ignore[no-untyped-call]
+    else:
+        values.ValueClass = values.MutexValue
     disable_created_metrics()  # type: ignore[no-untyped-call]  # multiprocess mode has none
     registry = CollectorRegistry(auto_describe=True)
     return Series(

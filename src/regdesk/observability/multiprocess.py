@@ -8,8 +8,8 @@ server killed outright cannot remove its own: the next start removes the directo
 server is gone (each is named after its server's process id). A process started otherwise
 (the tests' app, a bare uvicorn) keeps its series in its memory.
 
-This module must not import Prometheus's client: the client picks its mode once, when it is
-first imported, from that environment variable.
+The series are made in the mode this variable names when the first of them is made
+(metrics.series), whenever Prometheus's client was imported.
 """
 
 from __future__ import annotations
