@@ -36,6 +36,7 @@ from typing import Any
 
 from sqlalchemy import Engine, select
 
+import bench.http
 from bench.http import REGDESK, databases, free_port, scratch_database, wait_healthy
 from regdesk import documents
 from regdesk.audit.service import Actor
@@ -216,7 +217,7 @@ def servers(
         output = stack.enter_context(open(log, "ab")) if log else subprocess.DEVNULL
         started = []
         for port in [free_port() for _ in range(processes)]:
-            server = subprocess.Popen(
+            server = bench.http.start_server(
                 [str(REGDESK), "serve", "--host", "127.0.0.1", "--port", str(port)],
                 env=env,
                 stdout=output,

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+import bench.http as bench_http
 import pytest
 from argon2 import PasswordHasher
 from click.testing import CliRunner, Result
@@ -48,6 +49,7 @@ from regdesk.keys.models import SigningKey
 from regdesk.oauth.applications import DEFAULT_ID_TOKEN_ALG, create_application
 from regdesk.oauth.authorization import approve, check_authorization_request, scopes_user_lacks
 from regdesk.oauth.models import Application
+from tests import forkserver
 from tests.client import TestClient
 from tests.databases import CATALOGS, PostgresSchemas, SqliteTemplate, autocommit, with_schema
 
@@ -160,6 +162,15 @@ def shared_compiled_sql() -> Iterator[None]:
 
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(regdesk_db, "create_engine", create_sharing)
+        yield
+
+
+@pytest.fixture(scope="session", autouse=True)
+def bench_servers_forked() -> Iterator[None]:
+    """The benchmarks' servers that tests run (the soak, the stampede, the webhook servers)
+    started from the fork server, as every other test server is (tests/forkserver)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(bench_http, "start_server", forkserver.popen)
         yield
 
 

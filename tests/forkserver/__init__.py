@@ -8,10 +8,12 @@ does) with the argument vector, environment, working directory and standard stre
 gives. What runs is the same code from the script's first line on, in a real process of its own
 to signal, stop, kill -9 and wait for; it answers in a few tenths of a second.
 
-What the fork server imports ahead is what the service would import anyway, and nothing that
-reads the environment when imported: not Prometheus's client, which picks its mode from
-PROMETHEUS_MULTIPROC_DIR once, on import (observability/multiprocess.py), nor the service's own
-modules that import it. `REGDESK_TEST_FORK=off` starts every process the ordinary way.
+What the fork server imports ahead is what a server would import anyway: the command line and
+the app, whose routes it builds as a server's start does (app._routes), so that each server it
+forks shares them. Prometheus's client comes with the app: the mode PROMETHEUS_MULTIPROC_DIR
+names is taken when a server makes its first series (observability/metrics.py), after its start
+has set it. Alembic never is: a server on a current database does not load it.
+`REGDESK_TEST_FORK=off` starts every process the ordinary way.
 
 `popen` stands for `subprocess.Popen` with the arguments the tests use; `stand_in` writes an
 executable that asks the fork server in the same way, for a program the tests run that calls the
