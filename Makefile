@@ -6,8 +6,10 @@ BIN := $(VENV)/bin
 UV_VERSION := 0.13.8
 TOOLS := .tools
 UV := $(TOOLS)/bin/uv
-# uv installs into .venv with this machine's Python, never one it downloads.
-SYNC := UV_PROJECT_ENVIRONMENT=$(VENV) UV_PYTHON_DOWNLOADS=never $(UV) sync --locked --python $(PYTHON)
+# uv installs into .venv with this machine's Python, never one it downloads, and compiles what it
+# installs to bytecode then, on every core: otherwise the first processes to import each library
+# compile it, several of them at once (a fresh clone's `make test`: 6 min 04 s, now 5 min 44 s).
+SYNC := UV_PROJECT_ENVIRONMENT=$(VENV) UV_PYTHON_DOWNLOADS=never $(UV) sync --locked --compile-bytecode --python $(PYTHON)
 # Python keeps the bytecode it compiles (__pycache__, ignored by git): some machines set
 # PYTHONDONTWRITEBYTECODE, and then every process compiles every module it imports again, which
 # was two fifths of the start of a `regdesk serve` and of each of the tests' server processes.

@@ -108,10 +108,10 @@ OUTBOX_CHANNELS = (MAIL_CHANNEL, WEBHOOK_CHANNEL)
 
 @cache
 def _routes() -> tuple[BaseRoute, ...]:
-    """Every router, included once per process. FastAPI builds a route's handler (its
-    dependencies, its models) the first time a request meets it, once per inclusion: an app
-    made later (the tests make one per test) shares the handlers already built. The routes
-    read everything of their app from the request (`request.app.state`), never from here."""
+    """Every router, included once per process, its routes' handlers (their dependencies,
+    their models) built here (`_build`): an app made later (the tests make one per test)
+    shares them. The routes read everything of their app from the request
+    (`request.app.state`), never from here."""
     table = APIRouter()
     routes: list[BaseRoute] = []
     for router in ROUTERS:
