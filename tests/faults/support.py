@@ -228,9 +228,9 @@ def freeze_between_commit_and_answer(
 
 def seen(look: Callable[[], bool]) -> bool:
     """`look()`, or False when SQLite could not begin the read (SQLITE_PROTOCOL): a server frozen
-    in the middle of writing its WAL index holds the lock a reader needs to make sense of it,
-    and SQLite gives up after retrying for a while. Nothing was seen; the caller tries again
-    with the server running."""
+    in the middle of writing its WAL index can hold the lock a reader needs to make sense of
+    it, and SQLite gives up after retrying for a while. Nothing was seen; the caller tries
+    again with the server running."""
     try:
         return look()
     except OperationalError as error:
