@@ -65,7 +65,7 @@ coverage: install
 ## whole cross products of attacks where `make test` sends a covering sample
 ## (REGDESK_HOSTILE_INPUT=full): every hostile payload in every field
 ## (tests/security/test_input.py), every forged token to every form (tests/security/test_csrf.py).
-## And two servers delivering 10,000 webhook events where `make test` has them deliver 1,000
+## And two servers delivering 10,000 webhook events where `make test` has them deliver 500
 ## (tests/webhooks/test_two_processes.py, REGDESK_TEST_WEBHOOK_EVENTS)
 fuzz: install
 	REGDESK_FUZZ_EXAMPLES=$${REGDESK_FUZZ_EXAMPLES:-500} \

@@ -97,13 +97,18 @@ def stand_in(script: Path, at: Path) -> None:
 STAND_IN = """
 import json, os, signal, socket, sys
 
+# A signal that comes before the process is started waits (blocked) until it can be passed on:
+# the process may already be writing to the streams it shares with this one.
+PASSED_ON = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+signal.pthread_sigmask(signal.SIG_BLOCK, PASSED_ON)
 connection = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
 connection.connect(ADDRESS)
 request = {"argv": [SCRIPT, *sys.argv[1:]], "env": dict(os.environ), "cwd": os.getcwd()}
 socket.send_fds(connection, [json.dumps(request).encode()], [0, 1, 2])
 pid = json.loads(connection.recv(MESSAGE_BYTES))["started"]
-for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+for sig in PASSED_ON:
     signal.signal(sig, lambda number, _: os.kill(pid, number))
+signal.pthread_sigmask(signal.SIG_UNBLOCK, PASSED_ON)
 while True:
     said = json.loads(connection.recv(MESSAGE_BYTES) or b'{"exited": 0, "status": 256}')
     if said.get("exited") in (pid, 0):
