@@ -51,9 +51,18 @@ run: install-runtime
 	$(BIN)/regdesk demo --if-empty
 	$(BIN)/regdesk serve
 
-## Lint, types, then every test (PostgreSQL runs too when REGDESK_TEST_POSTGRES_URL is set)
-test: lint
-	$(BIN)/pytest -n 2 --dist loadfile
+## Lint, then every test (PostgreSQL runs too when REGDESK_TEST_POSTGRES_URL is set) with the
+## types checked beside them: mypy runs at the lowest priority while the tests run, on the CPU
+## they leave idle (they wait on servers, browsers and databases for about a quarter of it), and
+## says what it found after them; either failing fails `make test`.
+test: install
+	$(BIN)/ruff check src tests bench docs/hooks
+	$(BIN)/ruff format --check src tests bench docs/hooks
+	@mkdir -p build
+	@nice -n 19 $(BIN)/mypy > build/mypy.txt 2>&1 & types=$$!; \
+	$(BIN)/pytest -n 2 --dist loadfile; tests=$$?; \
+	wait $$types; typed=$$?; echo "mypy:"; cat build/mypy.txt; \
+	exit $$(( tests != 0 || typed != 0 ))
 
 ## Every test, with line coverage of src/: a summary here, every line in build/coverage.json
 coverage: install

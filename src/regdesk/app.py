@@ -8,7 +8,6 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from functools import cache
-from importlib.metadata import version
 from typing import Any
 
 from fastapi import APIRouter, FastAPI, Request
@@ -22,7 +21,7 @@ from starlette.routing import BaseRoute, Match
 from starlette.types import Scope
 from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
-from regdesk import documents, keys, oidc
+from regdesk import __version__, documents, keys, oidc
 from regdesk.accounts import factor_pages, password_pages, second_step_pages, signup_pages
 from regdesk.accounts import pages as account_pages
 from regdesk.accounts.factors import has_second_factor
@@ -221,7 +220,7 @@ def create_app(settings: Settings | None = None, *, serving: bool = False) -> Fa
 
     app = FastAPIOffline(
         title=TITLE,
-        version=version("regdesk"),
+        version=__version__,
         description=DESCRIPTION,
         lifespan=lifespan,
     )
@@ -315,7 +314,7 @@ def _openapi() -> dict[str, Any]:
     """The API's document: the same for every app of this process (it describes the routes,
     not the configuration), so made once."""
     document = get_openapi(
-        title=TITLE, version=version("regdesk"), description=DESCRIPTION, routes=_routes()
+        title=TITLE, version=__version__, description=DESCRIPTION, routes=_routes()
     )
     add_request_models(document)
     _drop_unused_validation_responses(document)

@@ -17,13 +17,13 @@ import random
 import ssl
 import time
 import uuid
-from importlib.metadata import version
 from typing import Any
 
 import httpx
 from sqlalchemy import Engine, insert, select
 from sqlalchemy.orm import Session
 
+from regdesk import __version__
 from regdesk.db import utcnow, write_session
 from regdesk.keys import PrivateKey
 from regdesk.outbox.service import Channel, Claimed, GiveUp
@@ -75,7 +75,7 @@ class Sender:
         self.issuer = issuer
         self.allow_private = allow_private
         self.signer = Signer(engine)
-        self.user_agent = f"regdesk/{version('regdesk')}"
+        self.user_agent = f"regdesk/{__version__}"
         self.client = httpx.Client(
             timeout=TIMEOUT, follow_redirects=False, trust_env=False, verify=_tls_context()
         )
