@@ -71,6 +71,10 @@ def modules() -> Iterator[tuple[str, Path]]:
         yield ".".join(parts[:-1] if parts[-1] == "__init__" else parts), path
 
 
+def submodule(name: str) -> bool:
+    return (SOURCE / name).is_dir() or (SOURCE / f"{name}.py").exists()
+
+
 def imported(module: str, path: Path) -> Iterator[str]:
     """Every regdesk module `path` imports, anywhere in it."""
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
@@ -82,8 +86,8 @@ def imported(module: str, path: Path) -> Iterator[str]:
             if found.level:
                 anchor = package.rsplit(".", found.level - 1)[0] if found.level > 1 else package
                 base = f"{anchor}.{base}" if base else anchor
-            if base == "regdesk":  # `from regdesk import ratelimit`
-                yield from (f"regdesk.{alias.name}" for alias in found.names)
+            if base == "regdesk":  # `from regdesk import ratelimit`, not its `__version__`
+                yield from (f"regdesk.{a.name}" for a in found.names if submodule(a.name))
             else:
                 yield base
 
