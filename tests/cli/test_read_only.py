@@ -4,10 +4,11 @@ non-zero, leaving it as it was, byte for byte (SQLite) or row for row (PostgreSQ
 
 from __future__ import annotations
 
+from collections import defaultdict
 from pathlib import Path
 
 import pytest
-from sqlalchemy import Engine, MetaData, select, text
+from sqlalchemy import Engine, text
 from sqlalchemy.engine import make_url
 
 from regdesk.db import make_engine
@@ -46,18 +47,31 @@ def snapshot(database_url: str) -> object:
         return beside, path.read_bytes() if path.exists() else None
     engine = make_engine(database_url)
     try:
-        reflected = MetaData()
-        reflected.reflect(engine)
         with engine.connect() as connection:
+            columns: dict[str, list[str]] = defaultdict(list)
+            for table, column in connection.execute(COLUMNS):
+                columns[table].append(column)
+            quote = connection.dialect.identifier_preparer.quote
             return {
-                table.name: (
-                    [column.name for column in table.columns],
-                    sorted(repr(tuple(row)) for row in connection.execute(select(table))),
+                table: (
+                    names,
+                    sorted(
+                        repr(tuple(row))
+                        for row in connection.exec_driver_sql(f"SELECT * FROM {quote(table)}")
+                    ),
                 )
-                for table in reflected.sorted_tables
+                for table, names in columns.items()
             }
     finally:
         engine.dispose()
+
+
+# The schema's tables and their columns, in one query of the catalog (reflecting the schema
+# through SQLAlchemy asked it table by table: 100 ms a snapshot, two snapshots a test).
+COLUMNS = text(
+    "SELECT table_name, column_name FROM information_schema.columns"
+    " WHERE table_schema = current_schema() ORDER BY table_name, ordinal_position"
+)
 
 
 def migrate(database_url: str, revision: str = "head") -> None:
