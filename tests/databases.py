@@ -110,6 +110,11 @@ SELECT
 """
 
 
+# What the migrations sent to make a schema, by the server's URL: each PostgresSchemas of the
+# process (the tests' own, and those tests/test_databases.py makes to test it) replays the same.
+RECORDED: dict[str, list[Statement]] = {}
+
+
 class PostgresSchemas:
     """Migrated schemas on the server at `base` for this test process."""
 
@@ -119,7 +124,6 @@ class PostgresSchemas:
         # Replaying and emptying schemas, each in a transaction that sets its search_path:
         # one pooled connection for the process, not a new one for every test.
         self.worker = make_engine(base, pool_size=1)
-        self._migration: list[Statement] | None = None
         self._prints: dict[str, str] = {}  # each migrated schema's, as the replay left it
         self._free: list[str] = []
         self._owned: set[str] = set()
@@ -179,7 +183,9 @@ class PostgresSchemas:
         self._prints[schema] = printed
 
     def _recorded(self) -> list[Statement]:
-        if self._migration is None:
+        """The migrations' statements, recorded once per process and server (`RECORDED`): the
+        same code migrates the same way, and recording them is a real migration (a second)."""
+        if self.base not in RECORDED:
             schema = self._new()
             engine = make_engine(with_schema(self.base, schema))
             sent: list[Statement] = []
@@ -193,8 +199,8 @@ class PostgresSchemas:
             engine.dispose()
             self._drop(schema)
             assert not any(schema in s.sql for s in sent), "a migration named its own schema"
-            self._migration = sent
-        return self._migration
+            RECORDED[self.base] = sent
+        return RECORDED[self.base]
 
     def _emptied(self, schema: str) -> bool:
         connection = self.worker.raw_connection()
