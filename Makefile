@@ -17,7 +17,7 @@ unexport PYTHONDONTWRITEBYTECODE
 RUNTIME_STAMP := $(VENV)/.runtime-stamp
 DEV_STAMP := $(VENV)/.dev-stamp
 
-.PHONY: install install-runtime lock upgrade run test coverage fuzz lint format docs bench soak clean
+.PHONY: install install-runtime lock upgrade run test coverage fuzz lint style format docs bench soak clean
 
 $(UV):
 	$(PYTHON) -m venv $(TOOLS)
@@ -55,9 +55,7 @@ run: install-runtime
 ## types checked beside them: mypy runs at the lowest priority while the tests run, on the CPU
 ## they leave idle (they wait on servers, browsers and databases for about a quarter of it), and
 ## says what it found after them; either failing fails `make test`.
-test: install
-	$(BIN)/ruff check src tests bench docs/hooks
-	$(BIN)/ruff format --check src tests bench docs/hooks
+test: style
 	@mkdir -p build
 	@nice -n 19 $(BIN)/mypy > build/mypy.txt 2>&1 & types=$$!; \
 	$(BIN)/pytest -n 2 --dist loadfile; tests=$$?; \
@@ -84,10 +82,13 @@ fuzz: install
 	$(BIN)/pytest tests/fuzz tests/security/test_input.py tests/security/test_csrf.py \
 		tests/webhooks/test_two_processes.py
 
-lint: install
+## Lint: the style (ruff), then the types (mypy)
+lint: style
+	$(BIN)/mypy
+
+style: install
 	$(BIN)/ruff check src tests bench docs/hooks
 	$(BIN)/ruff format --check src tests bench docs/hooks
-	$(BIN)/mypy
 
 format: install
 	$(BIN)/ruff format src tests bench docs/hooks
