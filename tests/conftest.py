@@ -35,7 +35,7 @@ from argon2 import PasswordHasher
 from click.testing import CliRunner, Result
 from cryptography.hazmat.primitives.asymmetric import rsa
 from fastapi import FastAPI
-from sqlalchemy import Dialect, Engine, create_engine, select, text
+from sqlalchemy import Dialect, Engine, create_engine, make_url, select, text
 from sqlalchemy.util import LRUCache
 
 from regdesk import db as regdesk_db
@@ -52,7 +52,14 @@ from regdesk.oauth.authorization import approve, check_authorization_request, sc
 from regdesk.oauth.models import Application
 from tests import forkserver
 from tests.client import TestClient
-from tests.databases import CATALOGS, PostgresSchemas, SqliteTemplate, autocommit, with_schema
+from tests.databases import (
+    CATALOGS,
+    KeptConnections,
+    PostgresSchemas,
+    SqliteTemplate,
+    autocommit,
+    with_schema,
+)
 
 POSTGRES_ENV = "REGDESK_TEST_POSTGRES_URL"
 
@@ -182,6 +189,10 @@ def shared_compiled_sql() -> Iterator[None]:
     store: LRUCache[Any, Any] = LRUCache(20_000)
 
     def create_sharing(url: Any, **kwargs: Any) -> Engine:
+        if make_url(url).get_backend_name() == "postgresql" and "creator" not in kwargs:
+            kwargs["creator"] = _kept_connections.creator(
+                url if isinstance(url, str) else url.render_as_string(hide_password=False)
+            )
         engine = create_engine(url, **kwargs)
         if engine._compiled_cache is not None:  # none when the caller turned caching off
             engine._compiled_cache = SharedCompiledCache(store, engine.dialect)  # type: ignore[assignment]
@@ -190,6 +201,10 @@ def shared_compiled_sql() -> Iterator[None]:
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(regdesk_db, "create_engine", create_sharing)
         yield
+    _kept_connections.close()
+
+
+_kept_connections = KeptConnections()
 
 
 @pytest.fixture(scope="session", autouse=True)
