@@ -109,3 +109,62 @@ def test_a_statement_is_compiled_once_for_every_engine_of_a_kind(database_url: s
         for engine in engines:
             engine.dispose()
     assert hits == [False, True]
+
+
+# --- connections kept between tests (tests/databases.py KeptConnections) ----------------------
+
+LOCK = 7_340_981  # a session advisory lock no other test takes
+
+
+def _session(url: str, *statements: str) -> list[object]:
+    """`statements` on a connection of a new engine on `url`, closed afterwards as a test's
+    engine is: the first statement's answer, then the others'."""
+    engine = make_engine(url)
+    try:
+        with engine.connect() as connection:
+            answers = [connection.exec_driver_sql(s) for s in statements]
+            values = [a.scalar() if a.returns_rows else None for a in answers]
+            connection.commit()
+            return values
+    finally:
+        engine.dispose()
+
+
+@pytest.mark.postgres
+def test_a_kept_connection_comes_to_the_next_engine_as_a_new_session_would(
+    pool: tuple[PostgresSchemas, str],
+) -> None:
+    schemas, base = pool
+    url = with_schema(base, schemas.migrated())
+    (backend, *_) = _session(
+        url,
+        "SELECT pg_backend_pid()",
+        "SET statement_timeout = '1234ms'",
+        f"SELECT pg_advisory_lock({LOCK})",
+        "CREATE TEMPORARY TABLE left_behind (id integer)",
+        "PREPARE left_behind_plan AS SELECT 1",
+    )
+    again, timeout, temporary, prepared = _session(
+        url,
+        "SELECT pg_backend_pid()",
+        "SHOW statement_timeout",
+        "SELECT count(*) FROM pg_class WHERE relname = 'left_behind'",
+        "SELECT count(*) FROM pg_prepared_statements WHERE name = 'left_behind_plan'",
+    )
+    assert again == backend  # the same session, kept
+    assert (timeout, temporary, prepared) == ("0", 0, 0)
+    # Its session lock was let go: another session takes it at once.
+    assert run(base, "public", f"SELECT pg_try_advisory_lock({LOCK})") == [True]
+
+
+@pytest.mark.postgres
+def test_a_kept_connection_whose_backend_ended_is_not_handed_on(
+    pool: tuple[PostgresSchemas, str],
+) -> None:
+    schemas, base = pool
+    url = with_schema(base, schemas.migrated())
+    (backend,) = _session(url, "SELECT pg_backend_pid()")
+    assert run(base, "public", f"SELECT pg_terminate_backend({backend}, 5000)") == [True]
+    (replacement, users) = _session(url, "SELECT pg_backend_pid()", "SELECT count(*) FROM users")
+    assert replacement != backend
+    assert users == 0
