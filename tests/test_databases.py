@@ -130,12 +130,18 @@ def _session(url: str, *statements: str) -> list[object]:
         engine.dispose()
 
 
+@pytest.fixture
+def migrated(pool: tuple[PostgresSchemas, str]) -> tuple[str, str]:
+    """The server's URL, and a migrated schema's."""
+    schemas, base = pool
+    return base, with_schema(base, schemas.migrated())
+
+
 @pytest.mark.postgres
 def test_a_kept_connection_comes_to_the_next_engine_as_a_new_session_would(
-    pool: tuple[PostgresSchemas, str],
+    migrated: tuple[str, str],
 ) -> None:
-    schemas, base = pool
-    url = with_schema(base, schemas.migrated())
+    base, url = migrated
     (backend, *_) = _session(
         url,
         "SELECT pg_backend_pid()",
@@ -158,11 +164,8 @@ def test_a_kept_connection_comes_to_the_next_engine_as_a_new_session_would(
 
 
 @pytest.mark.postgres
-def test_a_kept_connection_whose_backend_ended_is_not_handed_on(
-    pool: tuple[PostgresSchemas, str],
-) -> None:
-    schemas, base = pool
-    url = with_schema(base, schemas.migrated())
+def test_a_kept_connection_whose_backend_ended_is_not_handed_on(migrated: tuple[str, str]) -> None:
+    base, url = migrated
     (backend,) = _session(url, "SELECT pg_backend_pid()")
     assert run(base, "public", f"SELECT pg_terminate_backend({backend}, 5000)") == [True]
     (replacement, users) = _session(url, "SELECT pg_backend_pid()", "SELECT count(*) FROM users")
