@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import threading
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -253,6 +254,7 @@ class KeptConnections:
     def __init__(self) -> None:
         self._idle: list[tuple[str, Any]] = []  # (URL, connection), the oldest first
         self._dialects: dict[str, Any] = {}
+        self._lock = threading.Lock()  # engines connect and close from several threads
 
     def creator(self, url: str) -> Callable[[], Any]:
         """A `create_engine(creator=...)` for the PostgreSQL URL `url` (a driver URL)."""
@@ -270,17 +272,20 @@ class KeptConnections:
         return connect
 
     def _take(self, url: str) -> Any:
-        for index in range(len(self._idle) - 1, -1, -1):
-            if self._idle[index][0] != url:
-                continue
-            _, connection = self._idle.pop(index)
-            try:
+        while True:
+            with self._lock:
+                found = [i for i, (kept_for, _) in enumerate(self._idle) if kept_for == url]
+                if not found:
+                    return None
+                _, connection = self._idle.pop(found[-1])
+            try:  # outside any transaction, as it was given back
+                connection.autocommit = True
                 connection.execute("SELECT 1")
+                connection.autocommit = False
             except Exception:  # gone with its backend or the server: a new one instead
                 connection.close_for_good()
                 continue
             return connection
-        return None
 
     def give_back(self, url: str, connection: Any) -> None:
         """`connection` reset and kept, or closed when it cannot be reset."""
@@ -292,13 +297,18 @@ class KeptConnections:
         except Exception:
             connection.close_for_good()
             return
-        self._idle.append((url, connection))
-        while len(self._idle) > self.MOST:
-            self._idle.pop(0)[1].close_for_good()
+        with self._lock:
+            self._idle.append((url, connection))
+            oldest = self._idle[: -self.MOST]
+            del self._idle[: -self.MOST]
+        for _, closed in oldest:
+            closed.close_for_good()
 
     def close(self) -> None:
-        while self._idle:
-            self._idle.pop()[1].close_for_good()
+        with self._lock:
+            idle, self._idle = self._idle, []
+        for _, connection in idle:
+            connection.close_for_good()
 
 
 @cache
