@@ -12,7 +12,7 @@ from sqlalchemy import literal_column, select, text
 
 from regdesk.db import make_engine
 from tests.conftest import PAGES, POSTGRES_ENV, postgres_base_url
-from tests.databases import PostgresSchemas, with_schema
+from tests.databases import PostgresSchemas, autocommit, with_schema
 
 
 @pytest.fixture
@@ -171,3 +171,30 @@ def test_a_kept_connection_whose_backend_ended_is_not_handed_on(migrated: tuple[
     (replacement, users) = _session(url, "SELECT pg_backend_pid()", "SELECT count(*) FROM users")
     assert replacement != backend
     assert users == 0
+
+
+@pytest.mark.postgres
+def test_kept_connections_serve_an_engine_that_asks_for_autocommit(
+    migrated: tuple[str, str],
+) -> None:
+    """They are handed on outside any transaction, as new ones are: psycopg refuses to switch
+    a connection in a transaction to autocommit. (An engine's first connection is rolled back
+    after SQLAlchemy reads the server's settings through it; its second is not.)"""
+    _, url = migrated
+    before = make_engine(url)
+    try:
+        with before.connect() as first, before.connect() as second:
+            backends = {
+                c.exec_driver_sql("SELECT pg_backend_pid()").scalar() for c in (first, second)
+            }
+    finally:
+        before.dispose()
+    engine = autocommit(url)
+    try:
+        with engine.connect() as first, engine.connect() as second:
+            again = {c.exec_driver_sql("SELECT pg_backend_pid()").scalar() for c in (first, second)}
+            for connection in (first, second):  # VACUUM runs only outside a transaction
+                connection.exec_driver_sql("VACUUM departments")
+    finally:
+        engine.dispose()
+    assert again == backends
