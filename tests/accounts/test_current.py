@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import Engine, text
 
+from tests.api.support import app_engine, statements
 from tests.client import TestClient
 from tests.conftest import Apps, bearer
 from tests.transfer.support import import_
@@ -170,3 +171,26 @@ def test_a_stored_picture_url_that_breaks_the_rule_is_null(
     answer = client.get("/api/users/current", headers=bearer(token))
     assert answer.status_code == 200, answer.text
     assert answer.json()["profilePictureUrl"] is None
+
+
+RECORD_TABLES = ("FROM users", "volunteers", "department_leads", "user_roles", "user_permissions")
+
+
+def test_the_record_is_one_read_however_much_the_user_holds(
+    client: TestClient, apps: Apps, engine: Engine
+) -> None:
+    """The record (the user, the two facts, roles and permissions) is one statement beside the
+    token's: fox holds two roles, a permission, an application and a lead; owl nothing."""
+    ids = import_(engine, DOCUMENT).as_json()
+    application = apps.register(obo_scopes="pii:basic")
+    sent: dict[str, list[str]] = {}
+    for user in ("fox", "owl"):
+        token = apps.mint(application, "pii:basic", user_id=int(ids["users"][user]))
+        with statements(app_engine(client)) as seen:
+            assert client.get("/api/users/current", headers=bearer(token)).status_code == 200
+        sent[user] = [str(statement) for statement, _ in seen]
+    for user, seen in sent.items():
+        assert len(seen) == 2, (user, seen)  # the token's read and the record's
+        token_read, record_read = seen
+        assert "FROM oauth_access_tokens" in token_read, user
+        assert all(table in record_read for table in RECORD_TABLES), (user, record_read)
