@@ -234,8 +234,9 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 # --- order --------------------------------------------------------------------------------
 
 # The longest files (killed processes, servers under load, browsers), started first: `make
-# test` hands whole files to its workers in collection order, and a long file taken last keeps
-# one worker busy while the other has nothing left to do.
+# test` hands whole files to its workers in collection order (`--no-loadscope-reorder`: the
+# Makefile's XDIST), and a long file taken last keeps one worker busy while the other has
+# nothing left to do.
 RUN_FIRST = (
     "tests/faults/",
     "tests/deploy/test_nginx.py",
