@@ -6,11 +6,16 @@ write runs as before."""
 from __future__ import annotations
 
 import asyncio
+import importlib
+import pkgutil
 import threading
+from collections.abc import Iterable
+from typing import Any
 
 import pytest
-from sqlalchemy import Engine, text
+from sqlalchemy import Engine, event, text
 
+import regdesk
 from regdesk.db import make_engine
 from regdesk.db.driver import PG_CONNECTIONS, LoopReads, Query
 
@@ -192,3 +197,76 @@ def test_the_loop_reads_from_its_own_thread_only(database_url: str) -> None:
     finally:
         asyncio.run(reads.aclose())
         engine.dispose()
+
+
+# --- each read compiled once --------------------------------------------------------------
+
+
+def _product_reads() -> dict[str, Query]:
+    """Every read the product declares as a module's Query, alone or in a dict, list or tuple
+    of them, by where it was found."""
+    found: dict[str, Query] = {}
+    for module in pkgutil.walk_packages(regdesk.__path__, "regdesk."):
+        if ".migrations." in module.name or module.name.endswith("__main__"):
+            continue
+        for name, value in vars(importlib.import_module(module.name)).items():
+            members: Iterable[tuple[object, object]] = [(None, value)]
+            if isinstance(value, dict):
+                members = value.items()
+            elif isinstance(value, list | tuple):
+                members = enumerate(value)
+            for key, query in members:
+                if isinstance(query, Query) and query.sql.upper().startswith("SELECT"):
+                    where = f"{module.name}.{name}" + ("" if key is None else f"[{key!r}]")
+                    found.setdefault(where, query)
+    return found
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+def test_every_read_on_the_loop_is_compiled_once(engine: Engine, database_url: str) -> None:
+    """SQLite compiles a statement again at every run when a value bound to it could change its
+    plan (a parameter compared with the column of a partial index's WHERE, such as
+    `is_current = :current`): a record read or a page then costs a compilation per request. So
+    each read, run a second time on the loop's connection, compiles nothing: SQLite calls its
+    authorizer while compiling, and calls it no more."""
+    from regdesk.registrations.records import RegistrationFilters, registration_page
+
+    compiled: list[object] = []
+    counting = make_engine(database_url)
+
+    @event.listens_for(counting, "connect")
+    def authorize(connection: Any, _: Any) -> None:
+        connection.set_authorizer(lambda *what: compiled.append(what) or 0)  # SQLITE_OK
+
+    reads = LoopReads(counting)
+    queries = _product_reads()
+    assert len(queries) >= 20, sorted(queries)  # the walk finds them
+    filters = [
+        RegistrationFilters(),
+        RegistrationFilters(user_ids=(1, 2), status="paid"),
+        RegistrationFilters(product_ids=(1,)),
+    ]
+
+    async def twice() -> dict[str, list[int]]:
+        counts: dict[str, list[int]] = {}
+        try:
+            for where, query in queries.items():
+                for _ in range(2):
+                    compiled.clear()
+                    await reads.all(query, **dict.fromkeys(query.names, 1))
+                    counts.setdefault(where, []).append(len(compiled))
+            for shape in filters:
+                for _ in range(2):
+                    compiled.clear()
+                    await registration_page(reads, shape, 0, 10)
+                    counts.setdefault(f"registration page {shape}", []).append(len(compiled))
+        finally:
+            await reads.aclose()
+        return counts
+
+    try:
+        counts = asyncio.run(twice())
+    finally:
+        counting.dispose()
+    assert all(first > 0 for first, _ in counts.values())  # the authorizer does count
+    assert {where: again for where, (_, again) in counts.items() if again} == {}

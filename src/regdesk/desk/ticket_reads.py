@@ -13,21 +13,22 @@ from sqlalchemy.orm import Session
 from regdesk.db import naive_utc
 from regdesk.db.driver import LoopReads, Query
 from regdesk.documents.reading import complete
+from regdesk.events.models import CURRENT_EVENT_ID
 from regdesk.events.service import current_event
 from regdesk.formats import format_timestamp
 from regdesk.registrations.models import Registration
-from regdesk.registrations.records import CURRENT_EVENT, DOCUMENT
+from regdesk.registrations.records import DOCUMENT
 
 # The live registration of the current event holding a code, with its rendered record.
 BY_CODE = Query(f"""
     SELECT r.id, {DOCUMENT.body("r.id")}, r.checked_in_at
     FROM registrations r
-    WHERE r.ticket_code = :code AND r.event_id = {CURRENT_EVENT} AND r.ended_at IS NULL
+    WHERE r.ticket_code = :code AND r.event_id = {CURRENT_EVENT_ID} AND r.ended_at IS NULL
 """)  # noqa: S608 (the document's own subquery)
 
 
 async def record_by_code(reads: LoopReads, code: str) -> dict[str, Any] | None:
-    row = await reads.first(BY_CODE, code=code, current=True)
+    row = await reads.first(BY_CODE, code=code)
     if row is None:
         return None
     registration_id, body, checked_in_at = row

@@ -22,6 +22,14 @@ from sqlalchemy.orm import Mapped, mapped_column
 
 from regdesk.db import Base, UTCDateTime, utcnow
 
+# The current event's id, for the subqueries of the reads on every request's path
+# (db.driver.Query). A literal, not a bound parameter: SQLite compiles a statement again at every
+# run when a value bound to it could change its plan, and `is_current = :current` could (it is a
+# partial index's column), so every page and record read built on it was compiled anew at each
+# request. uq_events_current's SQLite predicate is this one (migration 0019), so that SQLite
+# finds the row by the index; PostgreSQL reads `is_current = TRUE` as its index's `is_current`.
+CURRENT_EVENT_ID = "(SELECT id FROM events WHERE is_current = TRUE)"
+
 
 class OptionType(StrEnum):
     SELECT = "select"
@@ -38,7 +46,7 @@ class Event(Base):
             "uq_events_current",
             "is_current",
             unique=True,
-            sqlite_where=text("is_current = 1"),
+            sqlite_where=text("is_current = TRUE"),
             postgresql_where=text("is_current"),
         ),
     )

@@ -21,6 +21,7 @@ from regdesk.db import ID_MAX, among, core_connection
 from regdesk.db.driver import LoopReads, Query
 from regdesk.documents import Document, Stale
 from regdesk.documents.reading import complete, read_page
+from regdesk.events.models import CURRENT_EVENT_ID
 from regdesk.formats import as_json
 from regdesk.registrations.models import (
     Order,
@@ -153,13 +154,12 @@ DOCUMENT = Document(
 
 
 # A live registration: its order unpaid or paid (registrations.md: a cancelled or refunded
-# one is not shown). `= :current` lets SQLite answer the subquery from uq_events_current.
-CURRENT_EVENT = "(SELECT id FROM events WHERE is_current = :current)"
+# one is not shown).
 
 OF_USER = Query(f"""
     SELECT r.id, {DOCUMENT.body("r.id")}
     FROM registrations r
-    WHERE r.event_id = {CURRENT_EVENT} AND r.user_id = :user_id AND r.ended_at IS NULL
+    WHERE r.event_id = {CURRENT_EVENT_ID} AND r.user_id = :user_id AND r.ended_at IS NULL
 """)  # noqa: S608 (the document's own subquery)
 
 
@@ -177,7 +177,7 @@ def _search_query(users: int | None, status: bool, products: int | None) -> Quer
     sql = f"SELECT r.id, {DOCUMENT.body('r.id')} FROM registrations r"  # noqa: S608 (ours)
     if status or products is not None:
         sql += " JOIN orders o ON o.id = r.order_id"
-    sql += f" WHERE r.event_id = {CURRENT_EVENT} AND r.ended_at IS NULL AND r.id > :after"
+    sql += f" WHERE r.event_id = {CURRENT_EVENT_ID} AND r.ended_at IS NULL AND r.id > :after"
     if users is not None:
         sql += f" AND r.user_id IN ({', '.join(f':user{i}' for i in range(users))})"
     if status:
@@ -197,7 +197,7 @@ async def registration_page(
 ) -> tuple[list[bytes], int | None]:
     """The JSON records of the current event's live registrations after `after_id` that match
     every filter, in id order, and the id to continue after when more follow."""
-    parameters: dict[str, object] = {"current": True, "after": after_id}
+    parameters: dict[str, object] = {"after": after_id}
     users = products = None
     if filters.user_ids is not None:
         wanted = _storable(filters.user_ids)
@@ -217,6 +217,6 @@ async def registration_page(
 
 async def registration_of_user(reads: LoopReads, user_id: int) -> str | None:
     """The JSON record of the user's live registration for the current event, if any."""
-    row = await reads.first(OF_USER, current=True, user_id=user_id)
+    row = await reads.first(OF_USER, user_id=user_id)
     found = complete(reads, [(row[0], row[1])], DOCUMENT) if row is not None else []
     return found[0] if found else None

@@ -22,7 +22,7 @@ from regdesk.db.driver import LoopReads, Query
 from regdesk.departments.models import Department
 from regdesk.documents import Document, Stale
 from regdesk.documents.reading import complete, read_page
-from regdesk.events.models import EventOption
+from regdesk.events.models import CURRENT_EVENT_ID, EventOption
 from regdesk.formats import as_json
 from regdesk.roles.models import Role, UserRole
 from regdesk.users.models import User
@@ -191,20 +191,19 @@ DOCUMENT = Document(
 )
 
 
-# The current event's applications in id order, seeking ix_volunteers_event_id_id (`= :current`
-# lets SQLite answer the subquery from the partial index uq_events_current), each with its
-# stored body unless queued (Document.body).
+# The current event's applications in id order, seeking ix_volunteers_event_id_id, each with
+# its stored body unless queued (Document.body).
 PAGE = Query(f"""
     SELECT v.id, {DOCUMENT.body("v.id")}
     FROM volunteers v
-    WHERE v.event_id = (SELECT id FROM events WHERE is_current = :current) AND v.id > :after
+    WHERE v.event_id = {CURRENT_EVENT_ID} AND v.id > :after
     ORDER BY v.id LIMIT :limit
 """)  # noqa: S608 (the document's own subquery)
 OF_USER = Query(f"""
     SELECT u.id, v.id, {DOCUMENT.body("v.id")}
     FROM users u
     LEFT JOIN volunteers v
-        ON v.user_id = u.id AND v.event_id = (SELECT id FROM events WHERE is_current = :current)
+        ON v.user_id = u.id AND v.event_id = {CURRENT_EVENT_ID}
     WHERE u.id = :user_id
 """)  # noqa: S608 (the document's own subquery)
 
@@ -214,13 +213,13 @@ async def volunteer_page(
 ) -> tuple[list[bytes], int | None]:
     """The JSON records of the current event's volunteers after `after_id`, and the id to
     continue after when more follow."""
-    return await read_page(reads, PAGE, DOCUMENT, limit, current=True, after=after_id)
+    return await read_page(reads, PAGE, DOCUMENT, limit, after=after_id)
 
 
 async def volunteer_of_user(reads: LoopReads, user_id: int) -> tuple[bool, str | None]:
     """Whether the user exists, and the JSON record of their application for the current
     event if they made one."""
-    row = await reads.first(OF_USER, current=True, user_id=user_id)
+    row = await reads.first(OF_USER, user_id=user_id)
     if row is None:
         return False, None
     _, volunteer_id, body = row
