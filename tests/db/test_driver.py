@@ -18,6 +18,7 @@ from sqlalchemy import Engine, event, text
 import regdesk
 from regdesk.db import make_engine
 from regdesk.db.driver import PG_CONNECTIONS, LoopReads, Query
+from regdesk.registrations.records import RegistrationFilters, registration_page
 
 ONE = Query("SELECT :n AS n")
 WAIT_FOR_LOCK = Query("SELECT pg_advisory_xact_lock(:key)")
@@ -229,8 +230,6 @@ def test_every_read_on_the_loop_is_compiled_once(engine: Engine, database_url: s
     `is_current = :current`): a record read or a page then costs a compilation per request. So
     each read, run a second time on the loop's connection, compiles nothing: SQLite calls its
     authorizer while compiling, and calls it no more."""
-    from regdesk.registrations.records import RegistrationFilters, registration_page
-
     compiled: list[object] = []
     counting = make_engine(database_url)
 

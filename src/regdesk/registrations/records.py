@@ -153,9 +153,8 @@ DOCUMENT = Document(
 )
 
 
-# A live registration: its order unpaid or paid (registrations.md: a cancelled or refunded
-# one is not shown).
-
+# The user's live registration for the current event (a live one: its order unpaid or paid;
+# registrations.md: a cancelled or refunded one is not shown), with its stored body unless queued.
 OF_USER = Query(f"""
     SELECT r.id, {DOCUMENT.body("r.id")}
     FROM registrations r
