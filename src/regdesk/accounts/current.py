@@ -16,6 +16,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from regdesk.db.driver import LoopReads, Query
+from regdesk.events.models import CURRENT_EVENT_ID
 from regdesk.users.schemas import ADDRESS_FIELDS, render_current_user
 
 _COLUMNS = (
@@ -39,8 +40,8 @@ _FILLER = ", ".join(["NULL"] * len(_COLUMNS))
 # (name); in that order, roles by id, permissions by name.
 _RECORD = Query(
     f"SELECT 0 AS part, {', '.join('u.' + c for c in _COLUMNS)},"  # noqa: S608 (ours, no input)
-    " EXISTS (SELECT 1 FROM volunteers v JOIN events e ON e.id = v.event_id"
-    "  WHERE v.user_id = u.id AND e.is_current),"
+    " EXISTS (SELECT 1 FROM volunteers v"
+    f"  WHERE v.user_id = u.id AND v.event_id = {CURRENT_EVENT_ID}),"
     " EXISTS (SELECT 1 FROM department_leads d WHERE d.user_id = u.id)"
     " FROM users u WHERE u.id = :user_id"
     f" UNION ALL SELECT 1, r.id, r.name, {_FILLER}"
