@@ -19,7 +19,7 @@ def format_timestamp(value: dt.datetime) -> str:
 
 def format_date_as_timestamp(value: dt.date) -> str:
     """A date as the timestamp of its midnight UTC (`bornAt`: `1990-01-01T00:00:00.000Z`)."""
-    return format_timestamp(dt.datetime(value.year, value.month, value.day, tzinfo=dt.UTC))
+    return value.isoformat() + "T00:00:00.000Z"
 
 
 def as_json(record: object) -> str:

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Coroutine
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from fastapi.dependencies.models import Dependant
@@ -94,31 +95,62 @@ def _check(dependant: Dependant, route: APIRoute) -> None:
         _check(sub, route)
 
 
+@dataclass(frozen=True)
+class _Plan:
+    """How to call one dependency (or the endpoint) as FastAPI would, worked out once when
+    the route is made: its dependencies' plans, each with its cache key (the call and the
+    scopes it sees, as FastAPI caches them) and the name it is passed as; its path parameters
+    (name, alias); the names it takes the request by; its security scopes."""
+
+    call: Callable[..., Any]
+    dependencies: tuple[tuple[_Plan, tuple[Any, ...], bool, str | None], ...]
+    path_params: tuple[tuple[str, str], ...]
+    request_names: tuple[str, ...]
+    scopes_name: str | None
+    scopes: tuple[str, ...]
+
+
+def _plan(dependant: Dependant) -> _Plan:
+    assert dependant.call is not None  # _check saw to it
+    return _Plan(
+        call=dependant.call,
+        dependencies=tuple(
+            (_plan(sub), (sub.call, tuple(sorted(set(_scopes(sub))))), sub.use_cache, sub.name)
+            for sub in dependant.dependencies
+        ),
+        path_params=tuple((field.name, field.alias) for field in dependant.path_params),
+        request_names=tuple(
+            name
+            for name in (dependant.request_param_name, dependant.http_connection_param_name)
+            if name is not None
+        ),
+        scopes_name=dependant.security_scopes_param_name,
+        scopes=tuple(_scopes(dependant)),
+    )
+
+
 async def _arguments(
-    dependant: Dependant, request: Request, solved: dict[tuple[Any, ...], Any]
+    plan: _Plan, request: Request, solved: dict[tuple[Any, ...], Any]
 ) -> dict[str, Any]:
-    """The keyword arguments of `dependant.call` for this request: its dependencies' values
-    (each solved once a request, as FastAPI caches them), its path parameters, the request and
-    its security scopes."""
+    """The keyword arguments of `plan.call` for this request: its dependencies' values (each
+    solved once a request, as FastAPI caches them), its path parameters, the request and its
+    security scopes."""
     values: dict[str, Any] = {}
-    for sub in dependant.dependencies:
-        key = (sub.call, tuple(sorted(set(_scopes(sub)))))
-        if sub.use_cache and key in solved:
+    for sub, key, use_cache, name in plan.dependencies:
+        if use_cache and key in solved:
             value = solved[key]
         else:
-            assert sub.call is not None  # _check saw to it
-            value = await sub.call(**await _arguments(sub, request, solved))
-            solved[key] = value
-        if sub.name is not None:
-            values[sub.name] = value
-    for field in dependant.path_params:
-        values[field.name] = request.path_params[field.alias]
-    if dependant.request_param_name is not None:
-        values[dependant.request_param_name] = request
-    if dependant.http_connection_param_name is not None:
-        values[dependant.http_connection_param_name] = request
-    if dependant.security_scopes_param_name is not None:
-        values[dependant.security_scopes_param_name] = SecurityScopes(_scopes(dependant))
+            value = solved[key] = await sub.call(**await _arguments(sub, request, solved))
+        if name is not None:
+            values[name] = value
+    if plan.path_params:
+        path_params = request.path_params
+        for name, alias in plan.path_params:
+            values[name] = path_params[alias]
+    for name in plan.request_names:
+        values[name] = request
+    if plan.scopes_name is not None:
+        values[plan.scopes_name] = SecurityScopes(list(plan.scopes))
     return values
 
 
@@ -136,7 +168,7 @@ class QuickRoute(APIRoute):
         if self.dependencies:
             raise QuickRouteError(f"{self.path}: route-level dependencies are not taken")
         _check(self.dependant, self)
-        dependant, endpoint = self.dependant, self.endpoint
+        plan, endpoint = _plan(self.dependant), self.endpoint
 
         async def handler(request: Request) -> Response:
             if DIRECT_CALLS:
@@ -146,7 +178,7 @@ class QuickRoute(APIRoute):
                     # as in the route's own reader (a body half read could not be read again).
                     await request.body()
                 try:
-                    response = await endpoint(**await _arguments(dependant, request, {}))
+                    response = await endpoint(**await _arguments(plan, request, {}))
                 except Exception:  # every refusal and failure is the standard path's to render
                     response = None
                 if isinstance(response, Response):

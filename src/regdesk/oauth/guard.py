@@ -21,6 +21,7 @@ from fastapi.openapi.models import (
     OAuthFlows,
 )
 from fastapi.security import OAuth2, SecurityScopes
+from starlette.requests import HTTPConnection
 
 from regdesk import ratelimit
 from regdesk.deps import Reads
@@ -29,8 +30,17 @@ from regdesk.oauth.scopes import SCOPES, Holder
 from regdesk.oauth.tokens import LiveToken, TokenRefused, find_live_token
 from regdesk.schemas import record_id
 
-# Described in the OpenAPI document; the header itself is read by `bearer` below.
-oauth2_scheme = OAuth2(
+
+class _Described(OAuth2):
+    """The scheme as the OpenAPI document describes it. The header itself is read by `bearer`
+    below, so asking it for the header again (as FastAPI calls every dependency, for each
+    request) would only repeat that."""
+
+    async def __call__(self, request: HTTPConnection) -> str | None:
+        return None
+
+
+oauth2_scheme = _Described(
     flows=OAuthFlows(
         clientCredentials=OAuthFlowClientCredentials(
             tokenUrl="/api/oauth/token",
