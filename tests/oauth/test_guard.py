@@ -15,6 +15,7 @@ from sqlalchemy import Engine, delete, insert, update
 
 from regdesk.audit.service import Actor
 from regdesk.db import utcnow, write_session
+from regdesk.oauth import tokens
 from regdesk.oauth.applications import set_suspended, update_application
 from regdesk.oauth.models import AccessToken, Grant, UserPermission
 from regdesk.users.service import NewUser, create_user
@@ -284,3 +285,12 @@ def test_cookies_play_no_part(client: TestClient, engine: Engine, apps: Apps) ->
     assert_invalid_token(get_user(client, user_id, {}))
     assert_invalid_token(get_user(client, user_id, {"X-CSRF-Token": "a-csrf-token"}))
     assert get_user(client, user_id, bearer(token)).status_code == 200
+
+
+def test_what_the_guard_keeps_of_tokens_is_bounded() -> None:
+    """The guard keeps what a token's row means (its scopes, parsed, less cutoffs), keyed by
+    the row's text; a stream of new tokens must not make that grow without end."""
+    start = dt.datetime(2026, 1, 1)
+    for second in range(2 * tokens._POWERS_KEPT):
+        tokens._powers("user:read", start + dt.timedelta(seconds=second), "user:read", "{}", None)
+    assert tokens._powers.cache_info().currsize <= tokens._POWERS_KEPT
