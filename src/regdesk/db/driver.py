@@ -244,7 +244,10 @@ async def _read(
         if text_as_bytes:
             cursor.adapters.register_loader("text", _text_as_bytes())
         await cursor.execute(query.pyformat, parameters)
-        return list(await cursor.fetchall()) if cursor.description else []
+        # Whether it gave rows, as `description` would tell, but without making a Column object
+        # for each of its columns at every read.
+        result = cursor.pgresult
+        return list(await cursor.fetchall()) if result is not None and result.nfields else []
 
 
 @functools.cache

@@ -75,7 +75,7 @@ class TokenRefused(Exception):
 LIVE_TOKEN = Query("""
     SELECT t.user_id, t.scope, t.expires_at, t.revoked_at IS NULL AND g.revoked_at IS NULL,
            t.created_at, a.id, a.suspended, a.service_scopes, a.obo_scopes,
-           a.tokens_valid_after, a.scope_cutoffs
+           a.tokens_valid_after, CAST(a.scope_cutoffs AS TEXT)
     FROM oauth_access_tokens t
     JOIN oauth_applications a ON a.id = t.application_id
     LEFT JOIN oauth_grants g ON g.id = t.grant_id
@@ -109,7 +109,7 @@ async def find_live_token(reads: LoopReads, token: str) -> LiveToken:
             rows = await reads.all(USER_PERMISSIONS, user_id=user_id)
             permissions = frozenset(name for (name,) in rows)
     allowed = service if user_id is None else obo
-    scopes = _powers(scope, issued, allowed, _hashable(cutoffs), permissions)
+    scopes = _powers(scope, issued, allowed, cutoffs, permissions)
     return LiveToken(application_id=app_id, user_id=user_id, scopes=scopes)
 
 
@@ -134,25 +134,20 @@ def _powers(
     scope: str,
     issued: dt.datetime,
     allowed: str,
-    cutoffs: str | tuple[tuple[str, str], ...] | None,
+    cutoffs: str | None,
     permissions: frozenset[str] | None,
 ) -> frozenset[str]:
-    """`token_scopes` of a token's row; `permissions` None for a service token."""
+    """`token_scopes` of a token's row (`cutoffs`: its application's, as the JSON text both
+    databases give for LIVE_TOKEN's cast); `permissions` None for a service token."""
     return frozenset(
         token_scopes(
             _issued_with(scope)[0],
             issued,
             allowed=allowed,
-            cutoffs=dict(cutoffs) if isinstance(cutoffs, tuple) else cutoffs,
+            cutoffs=cutoffs,
             user_permissions=None if permissions is None else lambda: permissions,
         )
     )
-
-
-def _hashable(cutoffs: Mapping[str, str] | str | None) -> str | tuple[tuple[str, str], ...] | None:
-    """An application's cutoffs as they came (SQLite's text), or as sorted pairs (PostgreSQL's
-    driver parses JSON)."""
-    return tuple(sorted(cutoffs.items())) if isinstance(cutoffs, Mapping) else cutoffs
 
 
 def token_scopes(
