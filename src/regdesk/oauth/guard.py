@@ -75,8 +75,10 @@ async def live_token(request: Request, reads: Reads) -> LiveToken:
 
 # Where a request keeps the token its guard found, and its rate-limit verdict: a route asked
 # twice in one request (quick_reads.py: the direct call, then FastAPI's own after a refusal)
-# reads and counts its token once.
-_GUARDED = "regdesk_guarded"
+# reads and counts its token once. A key of the request's scope: the first look finds nothing,
+# which `request.state` tells by raising and catching an AttributeError (the current user
+# answered 3 % more requests a second without it).
+_GUARDED = "regdesk.guarded"
 
 
 async def live_token_of(request: Request, reads: Reads, credential: str | None) -> LiveToken:
@@ -85,7 +87,7 @@ async def live_token_of(request: Request, reads: Reads, credential: str | None) 
         raise InvalidToken()
     token: LiveToken
     limited: ratelimit.Verdict | None
-    guarded = getattr(request.state, _GUARDED, None)
+    guarded = request.scope.get(_GUARDED)
     if guarded is not None and guarded[0] == credential:
         _, token, limited = guarded
     else:
@@ -94,7 +96,7 @@ async def live_token_of(request: Request, reads: Reads, credential: str | None) 
         except TokenRefused as refused:
             raise TokenExpired() if refused.expired else InvalidToken() from None
         limited = ratelimit.count(request, "api", str(token.application_id))
-        setattr(request.state, _GUARDED, (credential, token, limited))
+        request.scope[_GUARDED] = (credential, token, limited)
     if limited is not None and not limited.allowed:
         raise RateLimited(limited.retry_after)
     return token
