@@ -133,7 +133,7 @@ def test_a_connection_the_server_dropped_is_replaced(engine: Engine) -> None:
         reads = LoopReads(engine)
         try:
             await asyncio.gather(*(reads.all(ONE, n=n) for n in range(8)))
-            pids = [connection.info.backend_pid for connection in reads._idle]
+            pids = [held.connection.info.backend_pid for held in reads._idle]
             with engine.connect() as admin:
                 for pid in pids:
                     admin.execute(text("SELECT pg_terminate_backend(:pid)"), {"pid": pid})

@@ -32,7 +32,12 @@ class Query:
         self.sql = " ".join(sql.split())
         self.names = tuple(self._PARAMETER.findall(self.sql))
         self.qmark = self._PARAMETER.sub("?", self.sql)
-        self.pyformat = self._PARAMETER.sub(r"%(\1)s", self.sql.replace("%", "%%"))
+        # PostgreSQL's own placeholders, one per name ($1 each time :user_id appears), bound
+        # by position in the order of `unique`: what psycopg sends as it is, with nothing to
+        # convert at each run (its raw cursors).
+        self.unique = tuple(dict.fromkeys(self.names))
+        number = {name: f"${i}" for i, name in enumerate(self.unique, 1)}
+        self.numbered = self._PARAMETER.sub(lambda m: number[m.group(1)], self.sql)
 
 
 SQLITE_BUSY, SQLITE_LOCKED = 5, 6
@@ -71,7 +76,7 @@ class LoopReads:
         self.sqlite = engine.dialect.name == "sqlite"
         self.writer = writer
         self._connection: Any = None  # SQLite's
-        self._idle: list[Any] = []  # PostgreSQL's, free
+        self._idle: list[_Held] = []  # PostgreSQL's, free
         self._slots: asyncio.Semaphore | None = None
         self._thread: int | None = None
 
@@ -190,12 +195,12 @@ class LoopReads:
         dbapi = self.engine.dialect.loaded_dbapi
         async with self._slots:
             for last_try in (False, True):
-                connection = self._idle.pop() if self._idle else await self._connect()
+                held = self._idle.pop() if self._idle else await self._connect()
                 try:
-                    result = await work(connection, query, argument)
+                    result = await work(held, query, argument)
                 except dbapi.OperationalError:
-                    broken = connection.broken
-                    await _close(connection)
+                    broken = held.connection.broken
+                    await _close(held)
                     if last_try or not broken:
                         raise
                     # The server went away (a restart): its other connections with it.
@@ -204,13 +209,13 @@ class LoopReads:
                         await _close(each)
                     continue
                 except BaseException:
-                    await _close(connection)
+                    await _close(held)
                     raise
-                self._idle.append(connection)
+                self._idle.append(held)
                 return result
         raise AssertionError("unreachable")
 
-    async def _connect(self) -> Any:
+    async def _connect(self) -> _Held:
         """A new connection as the engine's pool makes them (its URL, its arguments)."""
         arguments, options = self.engine.dialect.create_connect_args(self.engine.url)
         dbapi = self.engine.dialect.loaded_dbapi
@@ -219,7 +224,7 @@ class LoopReads:
         )
         if self.writer:
             await connection.execute("SET synchronous_commit TO off")
-        return connection
+        return _Held(connection)
 
     def close(self) -> None:
         """Closed, not returned to the pool: the pool's other users expect its settings.
@@ -229,25 +234,38 @@ class LoopReads:
     async def aclose(self) -> None:
         self.close()
         idle, self._idle = self._idle, []
-        for connection in idle:
-            await _close(connection)
+        for held in idle:
+            await _close(held)
+
+
+class _Held:
+    """One of a loop's PostgreSQL connections, with the two cursors every statement on it runs
+    on: raw cursors (the SQL sent as written, `Query.numbered`), made once. A cursor made and
+    closed for each statement, and its `%(name)s` placeholders converted, were 13 µs of the
+    client's 86 µs of CPU a statement (timed on its own against the local server)."""
+
+    def __init__(self, connection: Any) -> None:
+        from psycopg import AsyncRawCursor  # loaded only by a PostgreSQL engine
+
+        self.connection = connection
+        self.rows = AsyncRawCursor(connection)
+        self.bytes = AsyncRawCursor(connection)  # its text columns loaded as the bytes sent
+        self.bytes.adapters.register_loader("text", _text_as_bytes())
 
 
 T = TypeVar("T")
-_Work = Callable[[Any, Query, Any], Awaitable[T]]
+_Work = Callable[[_Held, Query, Any], Awaitable[T]]
 
 
 async def _read(
-    connection: Any, query: Query, parameters: dict[str, Any], *, text_as_bytes: bool
+    held: _Held, query: Query, parameters: dict[str, Any], *, text_as_bytes: bool
 ) -> list[Any]:
-    async with connection.cursor() as cursor:
-        if text_as_bytes:
-            cursor.adapters.register_loader("text", _text_as_bytes())
-        await cursor.execute(query.pyformat, parameters)
-        # Whether it gave rows, as `description` would tell, but without making a Column object
-        # for each of its columns at every read.
-        result = cursor.pgresult
-        return list(await cursor.fetchall()) if result is not None and result.nfields else []
+    cursor = held.bytes if text_as_bytes else held.rows
+    await cursor.execute(query.numbered, [parameters[name] for name in query.unique])
+    # Whether it gave rows, as `description` would tell, but without making a Column object for
+    # each of its columns at every read.
+    result = cursor.pgresult
+    return list(await cursor.fetchall()) if result is not None and result.nfields else []
 
 
 @functools.cache
@@ -263,14 +281,14 @@ def _text_as_bytes() -> type:
     return TextAsBytes
 
 
-async def _write(connection: Any, query: Query, rows: Sequence[dict[str, Any]]) -> None:
-    async with connection.transaction(), connection.cursor() as cursor:
-        await cursor.executemany(query.pyformat, rows)
+async def _write(held: _Held, query: Query, rows: Sequence[dict[str, Any]]) -> None:
+    async with held.connection.transaction():
+        await held.rows.executemany(query.numbered, [[r[n] for n in query.unique] for r in rows])
 
 
-async def _close(connection: Any) -> None:
+async def _close(held: _Held) -> None:
     with suppress(Exception):
-        await connection.close()
+        await held.connection.close()
 
 
 class GroupedWrites:
