@@ -194,3 +194,39 @@ def test_the_record_is_one_read_however_much_the_user_holds(
         token_read, record_read = seen
         assert "FROM oauth_access_tokens" in token_read, user
         assert all(table in record_read for table in RECORD_TABLES), (user, record_read)
+
+
+def test_a_change_however_made_shows_in_the_very_next_answer(
+    client: TestClient, apps: Apps, engine: Engine
+) -> None:
+    """Answers are kept by the rows they were made from: SQL typed by hand (a name, a role
+    taken, leading given up) shows at the next request, as does the same change undone."""
+    ids = import_(engine, DOCUMENT).as_json()
+    fox = int(ids["users"]["fox"])
+    token = apps.mint(apps.register(obo_scopes="pii:basic"), "pii:basic", user_id=fox)
+
+    def answer() -> dict:
+        got = client.get("/api/users/current", headers=bearer(token))
+        assert got.status_code == 200, got.text
+        record: dict = got.json()
+        return record
+
+    before = answer()
+    assert answer() == before
+    changes = (
+        "UPDATE users SET first_name = 'Fern' WHERE id = :id",
+        "DELETE FROM user_roles WHERE user_id = :id",
+        "DELETE FROM department_leads WHERE user_id = :id",
+    )
+    with engine.begin() as connection:
+        for change in changes:
+            connection.execute(text(change), {"id": fox})
+    after = answer()
+    assert (after["firstName"], after["userRoles"], after["isDepartmentLead"]) == (
+        "Fern",
+        [],
+        False,
+    )
+    with engine.begin() as connection:
+        connection.execute(text("UPDATE users SET first_name = 'Fae' WHERE id = :id"), {"id": fox})
+    assert answer()["firstName"] == "Fae"

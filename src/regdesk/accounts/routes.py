@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import APIRouter
-from fastapi.responses import JSONResponse
+from fastapi.responses import Response
 
-from regdesk.accounts.current import current_user_record
+from regdesk.accounts.current import current_user_json
 from regdesk.deps import Reads
 from regdesk.errors import InsufficientScope, InvalidToken, api_responses
 from regdesk.oauth.guard import BasicProfile
@@ -30,7 +30,7 @@ async def current_user(token: BasicProfile, reads: Reads) -> Any:
     """The user who granted the token (api.md 4.8): a user's token with pii:basic only."""
     if token.user_id is None:  # unreachable today: no service may hold pii:basic
         raise InsufficientScope(["pii:basic"])
-    record = await current_user_record(reads, token.user_id, token.scopes)
-    if record is None:
+    body = await current_user_json(reads, token.user_id, token.scopes)
+    if body is None:
         raise InvalidToken()
-    return JSONResponse(record)
+    return Response(body, media_type="application/json")
