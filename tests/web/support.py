@@ -104,7 +104,11 @@ def query(location: str) -> dict[str, list[str]]:
 
 def audit(engine: Engine, action: str) -> list[AuditEvent]:
     with Session(engine) as session:
-        return list(session.scalars(select(AuditEvent).where(AuditEvent.action == action)))
+        return list(
+            session.scalars(
+                select(AuditEvent).where(AuditEvent.action == action).order_by(AuditEvent.id)
+            )
+        )
 
 
 # --- acting as a visitor -------------------------------------------------------------------
