@@ -52,7 +52,7 @@ from regdesk.db import make_engine
 from regdesk.demo import load_demo
 from regdesk.migrations.runner import upgrade
 from regdesk.oauth.models import AccessToken, Grant, RefreshToken
-from regdesk.security import token_hash
+from regdesk.oauth.tokens import token_key
 from regdesk.web.models import WebSession
 
 SECONDS = float(os.environ.get("SOAK_SECONDS", "180"))
@@ -227,7 +227,7 @@ def chain_problems(chain: Chain) -> list[str]:
     was given, in order (linear: no fork, none it never saw); every one superseded is consumed
     (not revoked) before the next was made; the newest alone is live, and it works."""
     problems = []
-    if [row.token_hash for row in chain.rows] != [token_hash(t) for t in chain.tokens]:
+    if [row.token_hash for row in chain.rows] != [token_key(t) for t in chain.tokens]:
         problems.append(
             f"the grant holds {len(chain.rows)} refresh tokens,"
             f" not the {len(chain.tokens)} the client was given, in order"
@@ -631,7 +631,7 @@ def read_database(database_url: str, demo: dict[str, Any], soak: Soak) -> None:
             for chain in soak.chains:
                 grant_id = session.scalar(
                     select(RefreshToken.grant_id).where(
-                        RefreshToken.token_hash == token_hash(chain.tokens[0])
+                        RefreshToken.token_hash == token_key(chain.tokens[0])
                     )
                 )
                 rows = session.execute(

@@ -25,7 +25,7 @@ from bench.soak import (
     server_effects_match,
 )
 
-from regdesk.security import token_hash
+from regdesk.oauth.tokens import token_key
 from tests.conftest import BACKENDS, scratch_database_url
 
 SECONDS = 5
@@ -115,7 +115,7 @@ def test_a_forked_or_revived_chain_breaks_the_chain_rule() -> None:
 
     def row(token: str, at: int, consumed: int | None) -> RefreshRow:
         spent = start + dt.timedelta(seconds=consumed) if consumed is not None else None
-        return RefreshRow(token_hash(token), start + dt.timedelta(seconds=at), spent, None)
+        return RefreshRow(token_key(token), start + dt.timedelta(seconds=at), spent, None)
 
     intact = [row("first", 0, 1), row("second", 1, 2), row("third", 2, None)]
     assert chain_problems(Chain(tokens, last_works=True, rows=intact)) == []

@@ -29,10 +29,10 @@ from regdesk.events.service import current_event_for_writing
 from regdesk.oauth.applications import set_suspended
 from regdesk.oauth.models import AccessToken, UserPermission
 from regdesk.oauth.scopes import SCOPES, Holder
+from regdesk.oauth.tokens import token_key
 from regdesk.registrations.models import PaymentMethod, Product
 from regdesk.registrations.ordering import mark_paid, place_order
 from regdesk.registrations.ticket_codes import ticket_of
-from regdesk.security import token_hash
 from tests.client import TestClient
 from tests.conftest import BACKENDS, PUBLIC_URL, Apps, bearer, scratch_database_url
 from tests.security.conftest import generous_settings
@@ -180,7 +180,7 @@ def _expired(apps: Apps, engine: Engine, boss: int) -> str:
     with engine.begin() as connection:
         connection.execute(
             update(AccessToken)
-            .where(AccessToken.token_hash == token_hash(token))
+            .where(AccessToken.token_hash == token_key(token))
             .values(expires_at=dt.datetime.now(dt.UTC) - dt.timedelta(seconds=1))
         )
     return token

@@ -20,7 +20,7 @@ from regdesk.backups import back_up, restore
 from regdesk.db import make_engine, write_session
 from regdesk.oauth.applications import create_application
 from regdesk.oauth.models import AccessToken
-from regdesk.security import token_hash
+from regdesk.oauth.tokens import token_key
 from regdesk.users.models import User
 from regdesk.users.service import NewUser, create_user
 from tests import http_calls
@@ -103,7 +103,7 @@ class Load:
                     "/api/oauth/token", data={"grant_type": "client_credentials"}
                 )
                 assert response.status_code == 200, response.text
-                hashed = token_hash(response.json()["access_token"])
+                hashed = token_key(response.json()["access_token"])
                 self._keep(Write("token", hashed, sent, time.monotonic()))
 
     def _users(self) -> None:

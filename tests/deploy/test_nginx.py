@@ -28,7 +28,7 @@ from regdesk.audit.service import Actor
 from regdesk.db import make_engine, read_session, write_session
 from regdesk.oauth.authorization import approve, check_authorization_request
 from regdesk.oauth.models import AccessToken, Grant, RefreshToken
-from regdesk.security import token_hash
+from regdesk.oauth.tokens import token_key
 from regdesk.transport import REFUSAL
 from tests import http_calls
 from tests.conftest import Registered, register_application, scratch_database_url
@@ -369,7 +369,7 @@ def test_a_process_stopped_mid_run_leaves_its_traffic_to_the_other(site: Site) -
             ).all()
             assert len(rows) == 1 + chain.refreshed
             unconsumed = [row.token_hash for row in rows if row.consumed_at is None]
-            assert unconsumed == [token_hash(chain.refresh_token)]
+            assert unconsumed == [token_key(chain.refresh_token)]
             issued = session.scalar(
                 select(func.count())
                 .select_from(AccessToken)
@@ -397,9 +397,7 @@ def first_tokens(site: Site, client: httpx.Client, tool: Registered, user: int) 
     refresh_token = answer.json()["refresh_token"]
     with read_session(site.engine) as session:
         grant_id = session.scalars(
-            select(RefreshToken.grant_id).where(
-                RefreshToken.token_hash == token_hash(refresh_token)
-            )
+            select(RefreshToken.grant_id).where(RefreshToken.token_hash == token_key(refresh_token))
         ).one()
     return Chain(grant_id, refresh_token)
 

@@ -30,7 +30,7 @@ from regdesk.db import read_session, write_session
 from regdesk.oauth.applications import create_application
 from regdesk.oauth.authorization import approve, check_authorization_request
 from regdesk.oauth.models import RefreshToken
-from regdesk.security import token_hash
+from regdesk.oauth.tokens import token_key
 from tests import forkserver, http_calls
 from tests.conftest import Registered, postgres_base_url
 from tests.helpers import free_port
@@ -299,7 +299,7 @@ def obtain_grant(engine: Engine, base: str, tool: Registered, user_id: int) -> H
     with read_session(engine) as session:
         grant_id = session.scalars(
             select(RefreshToken.grant_id).where(
-                RefreshToken.token_hash == token_hash(tokens["refresh_token"])
+                RefreshToken.token_hash == token_key(tokens["refresh_token"])
             )
         ).one()
     return Held(

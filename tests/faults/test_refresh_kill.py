@@ -20,7 +20,7 @@ from sqlalchemy import Engine, select
 
 from regdesk.db import make_engine, read_session
 from regdesk.oauth.models import AccessToken, Grant, RefreshToken
-from regdesk.security import token_hash
+from regdesk.oauth.tokens import token_key
 from tests import http_calls
 from tests.conftest import Registered, scratch_database_url
 from tests.faults.support import (
@@ -172,7 +172,7 @@ def check_chain(engine: Engine, held: Held) -> bool:
 
     # What the tool saw is the chain itself, to its end or to one before the end.
     chain = [t.token_hash for t in tokens]
-    seen = [token_hash(t) for t in held.history]
+    seen = [token_key(t) for t in held.history]
     assert chain[: len(seen)] == seen, f"{where}: the chain is not the one the tool saw"
     assert len(chain) - len(seen) in (0, 1), f"{where}: {len(chain)} tokens, tool saw {len(seen)}"
     if len(chain) == len(seen):
@@ -253,7 +253,7 @@ def in_flight(server: Server, load: RefreshLoad, engine: Engine, grants: list[He
 def committed_unanswered(engine: Engine, grants: list[Held]) -> list[Held]:
     """The grants whose held refresh token is consumed in the database while the tool still
     waits for the answer: the server committed the rotation and has not answered yet."""
-    waiting = {token_hash(h.refresh_token): h for h in grants if h.in_flight}
+    waiting = {token_key(h.refresh_token): h for h in grants if h.in_flight}
     if not waiting:
         return []
     with engine.connect() as connection:

@@ -7,7 +7,6 @@ A live token without the route's scope: 403 naming it. Both with RFC 6750 challe
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 from collections.abc import Callable, Mapping
 
 import httpx
@@ -77,11 +76,10 @@ def get_user(client: TestClient, user_id: int | str, headers: Headers) -> httpx.
 
 
 def expire(engine: Engine, token: str) -> None:
-    digest = hashlib.sha256(token.encode()).hexdigest()
     with write_session(engine) as session:
         session.execute(
             update(AccessToken)
-            .where(AccessToken.token_hash == digest)
+            .where(AccessToken.token_hash == tokens.token_key(token))
             .values(expires_at=utcnow() - dt.timedelta(seconds=1))
         )
 

@@ -3,10 +3,12 @@ Errors, Cookies and CSRF), driven the way the real clients listed in decisions.m
 
 from __future__ import annotations
 
+import base64
 import datetime as dt
 import hashlib
 import json
 import re
+import time
 from typing import Any
 from urllib.parse import quote, quote_plus, urlencode
 
@@ -20,6 +22,7 @@ from regdesk.config import load_settings
 from regdesk.db import read_session, utcnow, write_session
 from regdesk.oauth.applications import set_suspended
 from regdesk.oauth.models import AccessToken, Application
+from regdesk.oauth.tokens import token_key
 from tests.client import TestClient
 from tests.conftest import Registered, bearer
 from tests.helpers import database_text
@@ -77,7 +80,7 @@ def test_php_style_form_credentials_get_a_bearer_token(client: TestClient, engin
     assert response.headers["pragma"] == "no-cache"
     document = response.json()
     assert set(document) == {"access_token", "token_type", "expires_in", "scope"}  # no refresh
-    assert re.fullmatch(r"[A-Za-z0-9_-]{43,}", document["access_token"])
+    assert re.fullmatch(r"[A-Za-z0-9_-]{54}", document["access_token"])
     assert document["token_type"] == "bearer"
     assert document["expires_in"] == 3600
     assert granted_scopes(document["scope"]) == TIME_CLOCK_SCOPES.split()
@@ -242,9 +245,7 @@ def test_repeated_scope_fields_all_count_as_the_discord_bot_sends_them(
         assert reads_volunteers(client, token) == ("volunteer:read" in pair)
         with read_session(engine) as session:
             stored = session.scalar(
-                select(AccessToken.scope).where(
-                    AccessToken.token_hash == hashlib.sha256(token.encode()).hexdigest()
-                )
+                select(AccessToken.scope).where(AccessToken.token_hash == token_key(token))
             )
         assert stored is not None
         assert set(stored.split(" ")) == set(pair)
@@ -311,12 +312,20 @@ def test_scopes_that_cannot_be_granted_are_refused(client: TestClient, engine: E
 
 
 def test_token_is_stored_only_as_its_sha256(client: TestClient, engine: Engine) -> None:
+    """A token is the millisecond it was made (11 hex digits) and 256 random bits; what is
+    stored is that millisecond and the SHA-256 of the whole token."""
     app = register(engine, service_scopes="user:read")
+    before = time.time_ns() // 1_000_000
     response = client.post(TOKEN_URL, data=form_credentials(app))
+    after = time.time_ns() // 1_000_000
     token = response.json()["access_token"]
+    stamp, secret = token[:11], token[11:]
+    assert before <= int(stamp, 16) <= after
+    assert len(base64.urlsafe_b64decode(secret + "=")) == 32
+    digest = base64.urlsafe_b64encode(hashlib.sha256(token.encode()).digest()).rstrip(b"=")
     with read_session(engine) as session:
         row = session.scalars(select(AccessToken)).one()
-        assert row.token_hash == hashlib.sha256(token.encode()).hexdigest()
+        assert row.token_hash == stamp + digest.decode()
         assert row.application_id == app.id
         assert row.user_id is None
         assert row.grant_id is None
@@ -324,6 +333,27 @@ def test_token_is_stored_only_as_its_sha256(client: TestClient, engine: Engine) 
         expires_in = (row.expires_at - row.created_at).total_seconds()
         assert expires_in == 3600
     assert token not in database_text(engine)
+    assert secret not in database_text(engine)
+
+
+def test_new_tokens_keys_come_in_the_order_the_tokens_were_made(
+    client: TestClient, engine: Engine
+) -> None:
+    """Each new row adds to the end of the unique index on the stored keys, instead of on a
+    page anywhere in it (oauth/tokens.py, new_token): the keys, read in the order the rows
+    were written, begin with times that never go back, each its own token's."""
+    app = register(engine, service_scopes="user:read")
+    issued = []
+    for _ in range(12):
+        issued.append(client.post(TOKEN_URL, data=form_credentials(app)).json()["access_token"])
+        time.sleep(0.002)  # a few milliseconds apart: times that differ
+    with read_session(engine) as session:
+        keys = list(session.scalars(select(AccessToken.token_hash).order_by(AccessToken.id)))
+    assert keys == [token_key(token) for token in issued]
+    stamps = [key[:11] for key in keys]
+    assert stamps == [token[:11] for token in issued]
+    assert stamps == sorted(stamps)
+    assert len(set(stamps)) > 1
 
 
 def test_access_token_ttl_is_configurable(engine: Engine, database_url: str) -> None:

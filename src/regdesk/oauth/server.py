@@ -57,6 +57,7 @@ from regdesk.oauth.token_info import Introspection, Revocation
 from regdesk.oauth.tokens import (
     access_token_row,
     new_token,
+    token_key,
 )
 from regdesk.oauth.user_grants import (
     Pkce,
@@ -65,7 +66,6 @@ from regdesk.oauth.user_grants import (
     UserAuthorizationGrant,
     UserRefreshGrant,
 )
-from regdesk.security import token_hash
 
 # Authlib logs issued tokens at DEBUG ("Issue token %r"): never let that reach a handler.
 logging.getLogger("authlib").setLevel(logging.INFO)
@@ -242,7 +242,7 @@ class RegdeskAuthorizationServer(AuthorizationServer):  # type: ignore[misc]
         if "refresh_token" in token:
             self.session.execute(
                 insert(RefreshToken).values(
-                    token_hash=token_hash(token["refresh_token"]),
+                    token_hash=token_key(token["refresh_token"]),
                     grant_id=grant_id,
                     scope=token["scope"],
                     access_token_id=access_id,

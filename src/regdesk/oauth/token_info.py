@@ -32,9 +32,9 @@ from regdesk.oauth.scopes import (
 )
 from regdesk.oauth.tokens import (
     ended_by_suspension,
+    token_key,
     token_scopes,
 )
-from regdesk.security import token_hash
 
 if TYPE_CHECKING:
     from regdesk.oauth.server import RegdeskAuthorizationServer
@@ -67,7 +67,7 @@ def find_token(session: Session, value: str, hint: str | None) -> KnownToken | N
     """The access or refresh token a revocation or introspection request names, with the
     powers it has now: as the bearer guard sees an access token (oauth/tokens.py), and a
     refresh token dead once its grant could no longer refresh."""
-    digest = token_hash(value)
+    digest = token_key(value)
     lookups = [_access_token, _refresh_token]
     if hint == "refresh_token":
         lookups.reverse()

@@ -43,6 +43,7 @@ from regdesk.oauth.scopes import (
     format_scopes,
     parse_scopes,
 )
+from regdesk.oauth.tokens import token_key
 from regdesk.observability import metrics
 from regdesk.security import token_hash
 
@@ -198,7 +199,7 @@ class UserRefreshGrant(RefreshTokenGrant):  # type: ignore[misc]
 
     def _live_credential(self, presented: str, client: OAuthClient) -> PresentedRefreshToken:
         session = self.server_.session
-        digest = token_hash(presented)
+        digest = token_key(presented)
         grant_id = session.scalar(
             select(RefreshToken.grant_id).where(RefreshToken.token_hash == digest)
         )
