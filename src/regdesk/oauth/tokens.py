@@ -37,6 +37,7 @@ class TokenKind(StrEnum):
 # such commits, on a copy of the demo's database with its 300,000 tokens; 9.7 µs in order).
 _STAMP = 11
 _TOKEN_LENGTH = _STAMP + 43
+_HEX_DIGITS = frozenset("0123456789abcdef")
 
 
 def new_token() -> str:
@@ -53,7 +54,7 @@ def token_key(token: str) -> str:
     as regdesk issued them before, has its SHA-256 alone, in hex, as it was stored then (64
     characters: never the same as a key of the other kind, 54)."""
     stamp = token[:_STAMP]
-    if len(token) == _TOKEN_LENGTH and all(c in "0123456789abcdef" for c in stamp):
+    if len(token) == _TOKEN_LENGTH and _HEX_DIGITS.issuperset(stamp):
         digest = hashlib.sha256(token.encode()).digest()
         return stamp + base64.urlsafe_b64encode(digest).rstrip(b"=").decode()
     return token_hash(token)
