@@ -7,6 +7,7 @@ from regdesk.accounts.models import LoginFailure
 from regdesk.audit.models import AuditEvent
 from regdesk.db import Base
 from regdesk.db.instance import InstanceSetting
+from regdesk.departments import records as department_records
 from regdesk.departments.models import Department, DepartmentLead
 from regdesk.documents import Document
 from regdesk.documents.models import DocumentQueue
@@ -49,6 +50,7 @@ DOCUMENTS: tuple[Document, ...] = (
     user_records.DOCUMENT,
     volunteer_records.DOCUMENT,
     registration_records.DOCUMENT,
+    department_records.DOCUMENT,
 )
 
 __all__ = [

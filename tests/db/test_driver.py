@@ -205,7 +205,7 @@ def test_the_loop_reads_from_its_own_thread_only(database_url: str) -> None:
 
 def _product_reads() -> dict[str, Query]:
     """Every read the product declares as a module's Query, alone or in a dict, list or tuple
-    of them, by where it was found."""
+    of them, by where it was found; those written for PostgreSQL alone left out."""
     found: dict[str, Query] = {}
     for module in pkgutil.walk_packages(regdesk.__path__, "regdesk."):
         if ".migrations." in module.name or module.name.endswith("__main__"):
@@ -217,7 +217,11 @@ def _product_reads() -> dict[str, Query]:
             elif isinstance(value, list | tuple):
                 members = enumerate(value)
             for key, query in members:
-                if isinstance(query, Query) and query.sql.upper().startswith("SELECT"):
+                if (
+                    isinstance(query, Query)
+                    and query.sql.upper().startswith("SELECT")
+                    and query.only in (None, "sqlite")
+                ):
                     where = f"{module.name}.{name}" + ("" if key is None else f"[{key!r}]")
                     found.setdefault(where, query)
     return found

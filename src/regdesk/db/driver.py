@@ -24,11 +24,14 @@ class Query:
     the result's metadata) costs three times the query. The SQL is written once, portable, with
     `:name` parameters; rows come back as the driver gives them (SQLite: timestamps as text,
     booleans as 0 and 1: see `naive_utc`). Each statement is logged at DEBUG on `regdesk.sql`.
+    A statement only one of the databases runs (an aggregate each names its own way) says which,
+    `only` ("sqlite" or "postgresql"), and its caller picks it by `LoopReads.sqlite`.
     """
 
     _PARAMETER = re.compile(r"(?<![:\w]):(\w+)")
 
-    def __init__(self, sql: str) -> None:
+    def __init__(self, sql: str, *, only: str | None = None) -> None:
+        self.only = only
         self.sql = " ".join(sql.split())
         self.names = tuple(self._PARAMETER.findall(self.sql))
         self.qmark = self._PARAMETER.sub("?", self.sql)

@@ -7,7 +7,7 @@ from typing import Any
 from fastapi import APIRouter
 from fastapi.responses import Response
 
-from regdesk.departments import service
+from regdesk.departments.records import departments_json
 from regdesk.departments.schemas import Department
 from regdesk.deps import Reads
 from regdesk.errors import api_responses
@@ -26,4 +26,4 @@ router = APIRouter(prefix="/api/v0", tags=["Volunteers"], route_class=QuickRoute
 @quick
 async def list_departments(token: VolunteerRead, reads: Reads) -> Any:
     """Every department, publicly visible or not: a bare array, not wrapped (api.md 4.5)."""
-    return Response(await service.departments_json(reads), media_type="application/json")
+    return Response(await departments_json(reads), media_type="application/json")

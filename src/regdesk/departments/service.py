@@ -1,21 +1,17 @@
-"""Departments and their leads: reading them for the API, and the organizers' changes."""
+"""Departments and their leads for the organizers' pages, and their changes (the API's
+records are regdesk.departments.records)."""
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
-from types import SimpleNamespace
 from typing import Any
 
 from sqlalchemy import delete, func, select
-from sqlalchemy import text as sql_text
 from sqlalchemy.orm import Session
 
 from regdesk.audit.service import Actor, record_changes, record_event
 from regdesk.db import table_of
-from regdesk.db.driver import LoopReads, Query
 from regdesk.departments.models import Department, DepartmentLead
-from regdesk.departments.schemas import render_department
 from regdesk.errors import Invalid
 from regdesk.fields import text
 from regdesk.users.fields import normalize_email
@@ -26,62 +22,6 @@ DEPARTMENTS = table_of(Department)
 # The import's rules for these fields (transfer/validation.py), so both refuse the same input.
 _NAME = text(DEPARTMENTS.c.name, nonempty=True)
 _EMAIL = text(DEPARTMENTS.c.email, normalize=normalize_email)
-
-
-_DEPARTMENTS = Query("SELECT id, name, email, publicly_visible FROM departments ORDER BY id")
-_LEAD_COLUMNS = ("id", "first_name", "last_name", "username", "preferred_name", "phone", "email")
-_LEADS = Query(
-    f"SELECT l.department_id, {', '.join('u.' + c for c in _LEAD_COLUMNS)}"  # noqa: S608 (ours)
-    " FROM department_leads l JOIN users u ON u.id = l.user_id"
-    " ORDER BY l.department_id, l.user_id"  # the primary key's order: no sort
-)
-
-
-def list_departments(bind: Session) -> list[dict[str, Any]]:
-    """Every department, visible or not, with its leads: two queries whatever the count. Read
-    in a session's transaction by the webhooks (which must see the change they describe); the
-    API sends the same records as `departments_json`, on the event loop's connection."""
-    return _render(*_rows(bind))
-
-
-async def departments_json(reads: LoopReads) -> bytes:
-    """`list_departments` as the API sends it, JSON: rendered again only when the rows read
-    differ from those of the last answer. Rendering a few dozen records and encoding them cost
-    more than reading them; a change, however made, changes the rows, so the answer is never
-    stale (the same rows always make the same bytes)."""
-    global _last_answer
-    rows = await reads.all(_DEPARTMENTS), await reads.all(_LEADS)
-    last = _last_answer  # once: another event loop's thread may replace it meanwhile
-    if last is None or last[0] != rows:
-        body = json.dumps(
-            _render(*rows), ensure_ascii=False, allow_nan=False, separators=(",", ":")
-        ).encode()
-        last = _last_answer = (rows, body)
-    return last[1]
-
-
-_Rows = tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]
-_last_answer: tuple[_Rows, bytes] | None = None  # (rows, body)
-
-
-def _rows(bind: Session) -> _Rows:
-    departments = [tuple(r) for r in bind.execute(sql_text(_DEPARTMENTS.sql))]
-    return departments, [tuple(r) for r in bind.execute(sql_text(_LEADS.sql))]
-
-
-def _render(
-    departments: list[tuple[Any, ...]], found: list[tuple[Any, ...]]
-) -> list[dict[str, Any]]:
-    leads: dict[int, list[SimpleNamespace]] = defaultdict(list)
-    for department_id, *lead in found:
-        leads[department_id].append(SimpleNamespace(**dict(zip(_LEAD_COLUMNS, lead, strict=True))))
-    return [
-        render_department(
-            SimpleNamespace(id=id, name=name, email=email, publicly_visible=bool(visible)),
-            leads[id],
-        )
-        for id, name, email, visible in departments
-    ]
 
 
 def departments_with_leads(

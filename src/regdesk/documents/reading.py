@@ -20,6 +20,14 @@ def complete(
     return _completed(rows, lambda missing: _rendered(reads, missing, document))
 
 
+async def read_all(
+    reads: LoopReads, query: Query, document: Document, **parameters: Any
+) -> list[bytes]:
+    """The bodies of every row `query` gives ((id, body) rows, in its order), as stored, in
+    UTF-8, those missing rendered here and encoded alike."""
+    return _completed_bytes(reads, await reads.documents(query, **parameters), document)
+
+
 async def read_page(
     reads: LoopReads, query: Query, document: Document, limit: int, **parameters: Any
 ) -> tuple[list[bytes], int | None]:
@@ -29,11 +37,17 @@ async def read_page(
     when more follow."""
     rows = await reads.documents(query, limit=limit + 1, **parameters)
     page = rows[:limit]
-    bodies = _completed(
-        page,
+    bodies = _completed_bytes(reads, page, document)
+    return bodies, (page[-1][0] if len(rows) > limit else None)
+
+
+def _completed_bytes(
+    reads: LoopReads, rows: Sequence[tuple[int, bytes | None]], document: Document
+) -> list[bytes]:
+    return _completed(
+        rows,
         lambda missing: {i: b.encode() for i, b in _rendered(reads, missing, document).items()},
     )
-    return bodies, (page[-1][0] if len(rows) > limit else None)
 
 
 def _completed(

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
-from regdesk.departments.service import list_departments
+from regdesk.departments.records import DOCUMENT as DEPARTMENT
 from regdesk.documents.refresh import after_refresh
 from regdesk.outbox.service import enqueue_many
 from regdesk.registrations.models import Registration
@@ -205,11 +205,7 @@ def _with_id(record_id: int, record: str) -> str:
 
 
 def _department_records(session: Session, ids: set[int]) -> dict[int, str]:
-    return {
-        int(record["id"]): json.dumps(record, ensure_ascii=False, separators=(",", ":"))
-        for record in list_departments(session)
-        if int(record["id"]) in ids
-    }
+    return DEPARTMENT.render(session, ids)
 
 
 def _registration_events(session: Session, ids: set[int]) -> list[Event]:
