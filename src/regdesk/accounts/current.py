@@ -61,8 +61,8 @@ async def current_user_json(reads: LoopReads, user_id: int, scopes: frozenset[st
     The record is a function of the rows read and the scopes alone, so its bytes are kept for
     the rows and scopes answered lately (`_ANSWERS_KEPT`), and made again only for rows not
     seen: the rows are read at every request, and a change, however made, changes them, so
-    an answer is never stale. Kept, the route
-    answers 12 % more requests a second (SQLite, one user asking again and again)."""
+    an answer is never stale. Kept, the route answers 12 % more requests a second (SQLite, one
+    user asking again and again)."""
     return _answer(tuple(await reads.all(_RECORD, user_id=user_id)), scopes)
 
 
