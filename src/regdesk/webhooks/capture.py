@@ -155,7 +155,7 @@ def _events(
     ]
     named = [(name, v, d) for name, v, d in named if wants(name)]
     records = _volunteer_records(session, {volunteer for _, volunteer, _ in named})
-    departments = _department_records(session, {d for _, _, d in named if d is not None})
+    departments = DEPARTMENT.render(session, {d for _, _, d in named if d is not None})
     events: list[Event] = []
     for name, volunteer, department in named:
         if volunteer not in records:  # deleted since, with its user
@@ -202,10 +202,6 @@ def _volunteer_records(session: Session, ids: set[int]) -> dict[int, str]:
 def _with_id(record_id: int, record: str) -> str:
     """A record's JSON with `"id"` first (the API's volunteer record has none of its own)."""
     return f'{{"id":"{record_id}",{record[1:]}' if record != "{}" else f'{{"id":"{record_id}"}}'
-
-
-def _department_records(session: Session, ids: set[int]) -> dict[int, str]:
-    return DEPARTMENT.render(session, ids)
 
 
 def _registration_events(session: Session, ids: set[int]) -> list[Event]:
