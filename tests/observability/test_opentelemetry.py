@@ -44,8 +44,14 @@ def test_configured_opentelemetry_providers_are_never_asked(
     engine: Engine, client: TestClient, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     tracers, meters = AskedTracers(), AskedMeters()
-    monkeypatch.setattr(trace, "get_tracer_provider", lambda: tracers)
-    monkeypatch.setattr(metrics, "get_meter_provider", lambda: meters)
+    looked_up: list[str] = []  # each time anything asked for a global provider
+
+    def provider(name: str, found: Any) -> Any:
+        looked_up.append(name)
+        return found
+
+    monkeypatch.setattr(trace, "get_tracer_provider", lambda: provider("tracer", tracers))
+    monkeypatch.setattr(metrics, "get_meter_provider", lambda: provider("meter", meters))
     tool = register(engine, service_scopes="user:read")
     user = add_user(engine)
     token = client.post(
@@ -59,3 +65,4 @@ def test_configured_opentelemetry_providers_are_never_asked(
     assert client.get("/login").status_code == 200
     assert client.get("/healthz").status_code == 200
     assert (tracers.asked, meters.asked) == ([], [])
+    assert looked_up == []
