@@ -25,20 +25,23 @@ class Query:
     `:name` parameters; rows come back as the driver gives them (SQLite: timestamps as text,
     booleans as 0 and 1: see `naive_utc`). Each statement is logged at DEBUG on `regdesk.sql`.
     A statement only one of the databases runs (an aggregate each names its own way) says which,
-    `only` ("sqlite" or "postgresql"), and its caller picks it by `LoopReads.sqlite`.
+    `only` ("sqlite" or "postgresql"), and its caller picks it by `LoopReads.sqlite`. A read
+    each database plans well in its own way gives SQLite's text as `sqlite` (the same rows, the
+    same parameters), which SQLite then runs instead.
     """
 
     _PARAMETER = re.compile(r"(?<![:\w]):(\w+)")
 
-    def __init__(self, sql: str, *, only: str | None = None) -> None:
+    def __init__(self, sql: str, *, only: str | None = None, sqlite: str | None = None) -> None:
         self.only = only
         self.sql = " ".join(sql.split())
-        self.names = tuple(self._PARAMETER.findall(self.sql))
-        self.qmark = self._PARAMETER.sub("?", self.sql)
+        self.sqlite_sql = " ".join(sqlite.split()) if sqlite is not None else self.sql
+        self.names = tuple(self._PARAMETER.findall(self.sqlite_sql))
+        self.qmark = self._PARAMETER.sub("?", self.sqlite_sql)
         # PostgreSQL's own placeholders, one per name ($1 each time :user_id appears), bound
         # by position in the order of `unique`: what psycopg sends as it is, with nothing to
         # convert at each run (its raw cursors).
-        self.unique = tuple(dict.fromkeys(self.names))
+        self.unique = tuple(dict.fromkeys(self._PARAMETER.findall(self.sql)))
         number = {name: f"${i}" for i, name in enumerate(self.unique, 1)}
         self.numbered = self._PARAMETER.sub(lambda m: number[m.group(1)], self.sql)
 
@@ -97,7 +100,7 @@ class LoopReads:
     ) -> list[tuple[Any, ...]]:
         self._check_thread()
         if SQL_LOG.isEnabledFor(logging.DEBUG):
-            SQL_LOG.debug("%s %r", query.sql, parameters)
+            SQL_LOG.debug("%s %r", query.sqlite_sql if self.sqlite else query.sql, parameters)
         if not self.sqlite:
             read = functools.partial(_read, text_as_bytes=text_as_bytes)
             return await self._on_postgresql(read, query, parameters)

@@ -101,10 +101,8 @@ _LIST_POSTGRESQL = Query(
     f"SELECT {_READY}, (SELECT string_agg(body, ',' ORDER BY {_KEY}) FROM {_TABLE})",  # noqa: S608
     only="postgresql",
 )
-# Record by record, each with its stored body unless queued (Document.body).
-_EACH = Query(
-    f"SELECT x.id, {DOCUMENT.body('x.id')} FROM departments x ORDER BY x.id"  # noqa: S608
-)
+# Record by record, each with its stored body unless queued (Document.read).
+_EACH = DOCUMENT.read("SELECT x.id, {body} FROM departments x{documents} ORDER BY x.id", "x.id")
 
 
 async def departments_json(reads: LoopReads) -> bytes:

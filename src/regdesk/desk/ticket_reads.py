@@ -11,7 +11,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from regdesk.db import naive_utc
-from regdesk.db.driver import LoopReads, Query
+from regdesk.db.driver import LoopReads
 from regdesk.documents.reading import complete
 from regdesk.events.models import CURRENT_EVENT_ID
 from regdesk.events.service import current_event
@@ -20,11 +20,14 @@ from regdesk.registrations.models import Registration
 from regdesk.registrations.records import DOCUMENT
 
 # The live registration of the current event holding a code, with its rendered record.
-BY_CODE = Query(f"""
-    SELECT r.id, {DOCUMENT.body("r.id")}, r.checked_in_at
-    FROM registrations r
+BY_CODE = DOCUMENT.read(
+    f"""
+    SELECT r.id, {{body}}, r.checked_in_at
+    FROM registrations r{{documents}}
     WHERE r.ticket_code = :code AND r.event_id = {CURRENT_EVENT_ID} AND r.ended_at IS NULL
-""")  # noqa: S608 (the document's own subquery)
+    """,  # noqa: S608 (the current event's subquery)
+    "r.id",
+)
 
 
 async def record_by_code(reads: LoopReads, code: str) -> dict[str, Any] | None:

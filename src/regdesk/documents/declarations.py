@@ -10,6 +10,7 @@ from sqlalchemy import Column, Connection, ForeignKey, Integer, Table, Text
 from sqlalchemy.orm import Session
 
 from regdesk.db import Base
+from regdesk.db.driver import Query
 
 ALL = ("INSERT", "UPDATE", "DELETE")
 # Renders the records with these ids (those that exist) from their tables: {id: JSON text}.
@@ -69,13 +70,25 @@ class Document:
     def key(self) -> str:
         return f"{self.kind}_id"
 
-    def body(self, record: str) -> str:
-        """SQL of the stored body of the record whose id is `record` (an SQL expression), or
-        NULL while it is queued: the reader then renders it (`reading.complete`). Looked up by
-        key in a subquery: as a join, PostgreSQL would merge with every document from the
-        first one on, a cost that grows with a page's depth."""
-        return (  # names from the declaration and the caller's SQL, nothing from outside
+    def read(self, sql: str, record: str) -> Query:
+        """A read of this document's stored bodies: `sql` with `{body}` where the body of the
+        record whose id is `record` (an SQL expression) goes, NULL while the record is queued
+        or has none (the reader then renders it: `reading.complete`), and `{documents}` in its
+        FROM clause, after the table `record` comes from. Each database gets the form it runs
+        best. PostgreSQL looks the body up by key in a subquery: as a join, it would merge with
+        every document from the first one on, a cost that grows with a page's depth. SQLite
+        joins the documents table by key: it runs a subquery as a program of its own for each
+        row, and a page of 100 volunteers took 71 µs that way, 49 joined."""
+        queued = (  # names from the declaration and the caller's SQL, nothing from outside
+            f"EXISTS (SELECT 1 FROM document_queue q WHERE q.kind = '{self.kind}'"  # noqa: S608
+            f" AND q.key = {record})"
+        )
+        looked_up = (
             f"(SELECT body FROM {self.table.name} d WHERE d.{self.key} = {record}"  # noqa: S608
-            " AND NOT EXISTS (SELECT 1 FROM document_queue q"
-            f" WHERE q.kind = '{self.kind}' AND q.key = {record}))"
+            f" AND NOT {queued})"
+        )
+        joined = f" LEFT JOIN {self.table.name} doc ON doc.{self.key} = {record}"
+        return Query(
+            sql.format(body=looked_up, documents=""),
+            sqlite=sql.format(body=f"CASE WHEN NOT {queued} THEN doc.body END", documents=joined),
         )

@@ -15,7 +15,7 @@ def complete(
     reads: LoopReads, rows: Sequence[tuple[int, str | None]], document: Document
 ) -> list[str]:
     """The bodies of (id, body) rows, rendering any a change has just removed or that is
-    still queued (the page query gives None for both, `Document.body`). A record deleted since
+    still queued (the page query gives None for both, `Document.read`). A record deleted since
     the page was read is left out of it."""
     return _completed(rows, lambda missing: _rendered(reads, missing, document))
 

@@ -155,11 +155,14 @@ DOCUMENT = Document(
 
 # The user's live registration for the current event (a live one: its order unpaid or paid;
 # registrations.md: a cancelled or refunded one is not shown), with its stored body unless queued.
-OF_USER = Query(f"""
-    SELECT r.id, {DOCUMENT.body("r.id")}
-    FROM registrations r
+OF_USER = DOCUMENT.read(
+    f"""
+    SELECT r.id, {{body}}
+    FROM registrations r{{documents}}
     WHERE r.event_id = {CURRENT_EVENT_ID} AND r.user_id = :user_id AND r.ended_at IS NULL
-""")  # noqa: S608 (the document's own subquery)
+    """,  # noqa: S608 (the current event's subquery)
+    "r.id",
+)
 
 
 @dataclass(frozen=True)
@@ -173,9 +176,10 @@ class RegistrationFilters:
 def _search_query(users: int | None, status: bool, products: int | None) -> Query:
     """The page query for one shape of filter (how many user and product ids, whether a
     status), members combined with AND, seeking ix_registrations_event_id_id in id order."""
-    sql = f"SELECT r.id, {DOCUMENT.body('r.id')} FROM registrations r"  # noqa: S608 (ours)
+    sql = "SELECT r.id, {body} FROM registrations r"
     if status or products is not None:
         sql += " JOIN orders o ON o.id = r.order_id"
+    sql += "{documents}"
     sql += f" WHERE r.event_id = {CURRENT_EVENT_ID} AND r.ended_at IS NULL AND r.id > :after"
     if users is not None:
         sql += f" AND r.user_id IN ({', '.join(f':user{i}' for i in range(users))})"
@@ -183,7 +187,7 @@ def _search_query(users: int | None, status: bool, products: int | None) -> Quer
         sql += " AND o.status = :status"
     if products is not None:
         sql += f" AND o.product_id IN ({', '.join(f':product{i}' for i in range(products))})"
-    return Query(f"{sql} ORDER BY r.id LIMIT :limit")
+    return DOCUMENT.read(f"{sql} ORDER BY r.id LIMIT :limit", "r.id")
 
 
 def _storable(ids: tuple[int, ...]) -> list[int]:

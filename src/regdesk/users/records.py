@@ -75,8 +75,8 @@ def get_user(bind: Bind, user_id: int) -> Row[Any] | None:
     return bind.execute(select(USERS).where(USERS.c.id == user_id)).first()
 
 
-USER_DOCUMENT = Query(
-    f"SELECT u.id, {DOCUMENT.body('u.id')} FROM users u WHERE u.id = :user_id"  # noqa: S608
+USER_DOCUMENT = DOCUMENT.read(
+    "SELECT u.id, {body} FROM users u{documents} WHERE u.id = :user_id", "u.id"
 )
 
 
@@ -93,10 +93,10 @@ def _search_query(role: bool, email: bool, username: bool) -> Query:
     # ix_user_roles_role_id_user_id in order and stops after `limit` rows (keyed on users.id,
     # SQLite would sort every holder).
     key = "ur.user_id" if role else "u.id"
-    sql = f"SELECT u.id, {DOCUMENT.body('u.id')} FROM users u"  # noqa: S608 (ours, no input)
+    sql = "SELECT u.id, {body} FROM users u"
     if role:
         sql += " JOIN user_roles ur ON ur.user_id = u.id AND ur.role_id = :role_id"
-    sql += f" WHERE {key} > :after"
+    sql += f"{{documents}} WHERE {key} > :after"
     # Both sides lowered by the database, as its unique indexes are: Python's lower() folds
     # letters SQLite's does not ("É"), and the stored value would not find itself.
     if email:
@@ -104,7 +104,7 @@ def _search_query(role: bool, email: bool, username: bool) -> Query:
     if username:
         # The lower() term lets the case-insensitive unique index find the row.
         sql += " AND lower(u.username) = lower(:username) AND u.username = :username"
-    return Query(f"{sql} ORDER BY {key} LIMIT :limit")
+    return DOCUMENT.read(f"{sql} ORDER BY {key} LIMIT :limit", "u.id")
 
 
 SEARCHES = {

@@ -18,7 +18,7 @@ from sqlalchemy import Connection, Row, select
 from sqlalchemy.orm import Session
 
 from regdesk.db import among
-from regdesk.db.driver import LoopReads, Query
+from regdesk.db.driver import LoopReads
 from regdesk.departments.models import Department
 from regdesk.documents import Document, Stale
 from regdesk.documents.reading import complete, read_page
@@ -192,20 +192,26 @@ DOCUMENT = Document(
 
 
 # The current event's applications in id order, seeking ix_volunteers_event_id_id, each with
-# its stored body unless queued (Document.body).
-PAGE = Query(f"""
-    SELECT v.id, {DOCUMENT.body("v.id")}
-    FROM volunteers v
+# its stored body unless queued (Document.read).
+PAGE = DOCUMENT.read(
+    f"""
+    SELECT v.id, {{body}}
+    FROM volunteers v{{documents}}
     WHERE v.event_id = {CURRENT_EVENT_ID} AND v.id > :after
     ORDER BY v.id LIMIT :limit
-""")  # noqa: S608 (the document's own subquery)
-OF_USER = Query(f"""
-    SELECT u.id, v.id, {DOCUMENT.body("v.id")}
+    """,  # noqa: S608 (the current event's subquery)
+    "v.id",
+)
+OF_USER = DOCUMENT.read(
+    f"""
+    SELECT u.id, v.id, {{body}}
     FROM users u
     LEFT JOIN volunteers v
-        ON v.user_id = u.id AND v.event_id = {CURRENT_EVENT_ID}
+        ON v.user_id = u.id AND v.event_id = {CURRENT_EVENT_ID}{{documents}}
     WHERE u.id = :user_id
-""")  # noqa: S608 (the document's own subquery)
+    """,  # noqa: S608 (the current event's subquery)
+    "v.id",
+)
 
 
 async def volunteer_page(

@@ -1,0 +1,95 @@
+"""`Document.read`: a read of stored bodies is written once and given to each database in the
+form it runs best (PostgreSQL a subquery by key, SQLite a join). The portable form runs on
+SQLite too, so on one database both forms are held to the same rows, for records whose body is
+stored, queued for rendering, or gone."""
+
+from __future__ import annotations
+
+import gc
+from typing import Any
+
+import pytest
+from sqlalchemy import Connection, Engine, delete, insert, text
+
+from regdesk.audit.service import Actor
+from regdesk.db.driver import Query
+from regdesk.demo import load_demo
+from regdesk.departments import records as departments
+from regdesk.desk import ticket_reads
+from regdesk.documents.models import DocumentQueue
+from regdesk.models import DOCUMENTS
+from regdesk.registrations import records as registrations
+from regdesk.users import records as users
+from regdesk.volunteers import records as volunteers
+
+pytestmark = pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+
+
+def _rows(connection: Connection, sql: str, query: Query, parameters: dict[str, Any]) -> list[Any]:
+    """`sql` (one of `query`'s forms) run as the hot paths run it, on the driver's cursor."""
+    names = Query._PARAMETER.findall(sql)
+    cursor = connection.connection.driver_connection.cursor()  # type: ignore[union-attr]
+    cursor.execute(Query._PARAMETER.sub("?", sql), [parameters[name] for name in names])
+    return list(cursor.fetchall())
+
+
+def _scalars(connection: Connection, sql: str) -> list[Any]:
+    return list(connection.execute(text(sql)).scalars())
+
+
+def _reads(connection: Connection) -> list[tuple[Query, dict[str, Any]]]:
+    """Every read made by `Document.read`, with parameters that find each kind of record."""
+    user_ids = _scalars(connection, "SELECT id FROM users ORDER BY id")
+    role = _scalars(connection, "SELECT role_id FROM user_roles LIMIT 1")[0]
+    email, username = connection.execute(text("SELECT email, username FROM users")).first()  # type: ignore[misc]
+    codes = _scalars(connection, "SELECT ticket_code FROM registrations")
+    products = _scalars(connection, "SELECT DISTINCT product_id FROM orders")
+    page = {"after": 0, "limit": 100_000}
+    reads: list[tuple[Query, dict[str, Any]]] = [
+        (volunteers.PAGE, page),
+        (departments._EACH, {}),
+        *((volunteers.OF_USER, {"user_id": id_}) for id_ in user_ids),
+        *((users.USER_DOCUMENT, {"user_id": id_}) for id_ in user_ids),
+        *((registrations.OF_USER, {"user_id": id_}) for id_ in user_ids),
+        *((ticket_reads.BY_CODE, {"code": code}) for code in codes),
+    ]
+    for (role_filter, email_filter, username_filter), query in users.SEARCHES.items():
+        filters = {"role_id": role, "email": email, "username": username}
+        used = {"role_id": role_filter, "email": email_filter, "username": username_filter}
+        reads.append((query, {**page, **{k: v for k, v in filters.items() if used[k]}}))
+    for status in (False, True):
+        for user_count in (None, 3):
+            for product_count in (None, len(products)):
+                query = registrations._search_query(user_count, status, product_count)
+                parameters: dict[str, Any] = {**page, "status": "paid"}
+                parameters |= {f"user{i}": user_ids[i * 7] for i in range(user_count or 0)}
+                parameters |= {f"product{i}": p for i, p in enumerate(products[:product_count])}
+                reads.append((query, parameters))
+    return reads
+
+
+def test_sqlites_form_of_each_document_read_gives_the_rows_of_the_portable_form(
+    engine: Engine,
+) -> None:
+    load_demo(engine, users=90, volunteers=40, seed=5, actor=Actor("test"))
+    with engine.begin() as connection:
+        for document in DOCUMENTS:  # a third queued, a third without a document, a third stored
+            key = document.table.c[document.key]
+            ids = _scalars(connection, f"SELECT {document.key} FROM {document.table.name}")
+            connection.execute(
+                insert(DocumentQueue), [{"kind": document.kind, "key": id_} for id_ in ids[::3]]
+            )
+            connection.execute(delete(document.table).where(key.in_(ids[1::3])))
+        reads = _reads(connection)
+        bodies: list[Any] = []
+        for query, parameters in reads:
+            assert query.sqlite_sql != query.sql
+            sqlite = _rows(connection, query.sqlite_sql, query, parameters)
+            assert sqlite == _rows(connection, query.sql, query, parameters), query.sqlite_sql
+            bodies += [row[-1] if query is not ticket_reads.BY_CODE else row[1] for row in sqlite]
+    # Each kind of record was read: stored bodies, and missing ones (queued or gone).
+    assert any(body is None for body in bodies)
+    assert any(body is not None for body in bodies)
+    # And every read made of a document's stored bodies is among those compared.
+    made = {id(o) for o in gc.get_objects() if isinstance(o, Query) and o.sqlite_sql != o.sql}
+    assert made <= {id(query) for query, _ in reads}
