@@ -8,13 +8,16 @@ and key substitution; and V4.2.1: a cursor must not open records outside its lis
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import httpx
 import pytest
+from fastapi import FastAPI
 from itsdangerous import URLSafeSerializer
 from sqlalchemy import Engine
 
@@ -78,6 +81,11 @@ def b64(data: bytes) -> str:
     return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
 
 
+def _payload(cursor: str) -> bytes:
+    encoded = cursor.partition(".")[0]
+    return base64.urlsafe_b64decode(encoded + "=" * (-len(encoded) % 4))
+
+
 def forged_payload(path: str, last_id: Any) -> str:
     """The JSON a cursor carries, written by the attacker: the right resource and filter
     digest (both guessable), any position."""
@@ -107,6 +115,12 @@ TAMPERS: dict[str, Tamper] = {
     "negative position, signature kept": lambda p, c, d: (
         forged_payload(p, -1) + "." + c.rpartition(".")[2]
     ),
+    "its own kind of payload rewound, signature kept": lambda p, c, d: (
+        b64(f"{RESOURCE[p]}:{_filter_digest({})}:0".encode()) + "." + c.rpartition(".")[2]
+    ),
+    "its own payload, its id written with a leading zero, signature kept": lambda p, c, d: (
+        b64(re.sub(rb":(\d+)$", rb":0\1", _payload(c))) + "." + c.rpartition(".")[2]
+    ),
     "forged JSON, no signature": lambda p, c, d: forged_payload(p, 0) + ".",
     "forged JSON, signed with a guessed key": lambda p, c, d: URLSafeSerializer(
         "changeme", salt="regdesk.cursor.v1"
@@ -132,6 +146,26 @@ def test_a_tampered_cursor_is_refused(
     assert forged not in (first, second)
     response = page(client, lists, path, forged)
     assert list(validation_fields(response)) == ["nextPage"], (forged, response.text)
+
+
+def test_a_cursor_of_the_earlier_kind_still_continues_its_list(
+    client: TestClient, lists: Lists
+) -> None:
+    """Cursors were signed by itsdangerous's serializer until 2026-11: one a client got before
+    an upgrade shows the same next page as the cursor regdesk gives now."""
+    app = cast(FastAPI, client.app)
+    earlier = URLSafeSerializer(
+        app.state.secret_key,
+        salt="regdesk.cursor.v1",
+        signer_kwargs={"digest_method": hashlib.sha256},
+    )
+    for path in (USERS, VOLUNTEERS, ROLES):
+        first, _ = cursors_of(client, lists, path)
+        assert _payload(first).startswith(f"{RESOURCE[path]}:".encode())  # of the current kind
+        last_id = app.state.cursors.decode(first, RESOURCE[path], {})
+        old = earlier.dumps([RESOURCE[path], _filter_digest({}), last_id])
+        now, then = page(client, lists, path, first), page(client, lists, path, old)
+        assert (now.status_code, now.json()) == (then.status_code, then.json()) == (200, now.json())
 
 
 def test_the_genuine_cursors_still_work(client: TestClient, lists: Lists) -> None:
