@@ -88,7 +88,15 @@ class Document:
             f" AND NOT {queued})"
         )
         joined = f" LEFT JOIN {self.table.name} doc ON doc.{self.key} = {record}"
+        # SQLite asks whether a record of this kind is queued at all once per statement (a
+        # subquery that names no row of the read is run once), and for each record only when
+        # one is: the queue is empty but for the moments after a change made outside regdesk's
+        # writes. 49 µs for the page of 100 volunteers asking each record, 38 asking once.
+        unqueued = (
+            f"NOT EXISTS (SELECT 1 FROM document_queue WHERE kind = '{self.kind}')"  # noqa: S608
+            f" OR NOT {queued}"
+        )
         return Query(
             sql.format(body=looked_up, documents=""),
-            sqlite=sql.format(body=f"CASE WHEN NOT {queued} THEN doc.body END", documents=joined),
+            sqlite=sql.format(body=f"CASE WHEN {unqueued} THEN doc.body END", documents=joined),
         )
