@@ -14,7 +14,6 @@ from fastapi import APIRouter, FastAPI, Request
 from fastapi.openapi.utils import get_openapi
 from fastapi.responses import FileResponse, HTMLResponse, JSONResponse
 from fastapi.routing import APIRoute, _IncludedRouter
-from fastapi.telemetry import TelemetryConfig
 from fastapi_offline import FastAPIOffline
 from sqlalchemy import Engine, text
 from starlette._utils import get_route_path
@@ -47,6 +46,7 @@ from regdesk.observability import routes as metrics_routes
 from regdesk.observability.backlog import OutboxBacklog
 from regdesk.observability.database_errors import count_database_errors
 from regdesk.observability.observed import observe_every_request
+from regdesk.observability.telemetry import TELEMETRY_OFF
 from regdesk.outbox.runner import Runner
 from regdesk.pagination import Cursors
 from regdesk.ratelimit import RateLimitHeaders, RateLimits
@@ -75,16 +75,6 @@ token from `POST /api/oauth/token`. Errors come in one envelope,
 `{"errors": {"<category>": {"message": "..."}}}`.
 """
 
-# FastAPI's own OpenTelemetry bridge, off: regdesk reports through Prometheus (/metrics) and
-# its logs, and sends no traces. Left on, it looks up OpenTelemetry's three providers at every
-# request to see whether one is configured: a get user called in-process took 118 µs with it,
-# 107 without (docs/development/performance.md).
-TELEMETRY_OFF: TelemetryConfig = {
-    "tracing": False,
-    "metrics": False,
-    "logs": False,
-    "auto_configure": False,
-}
 
 # Routing tries each route in turn: the API's reads first, the most called first (the current
 # user: every OBO client's sign-in), then the token endpoint and the rest of the API.

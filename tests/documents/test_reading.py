@@ -28,9 +28,9 @@ pytestmark = pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
 
 def _rows(connection: Connection, sql: str, query: Query, parameters: dict[str, Any]) -> list[Any]:
     """`sql` (one of `query`'s forms) run as the hot paths run it, on the driver's cursor."""
-    names = Query._PARAMETER.findall(sql)
+    form = Query(sql)
     cursor = connection.connection.driver_connection.cursor()  # type: ignore[union-attr]
-    cursor.execute(Query._PARAMETER.sub("?", sql), [parameters[name] for name in names])
+    cursor.execute(form.qmark, [parameters[name] for name in form.names])
     return list(cursor.fetchall())
 
 

@@ -1,7 +1,7 @@
 """regdesk reports through Prometheus and its logs, and sends no OpenTelemetry: FastAPI's own
-bridge is off (app.TELEMETRY_OFF). A process whose OpenTelemetry providers are configured is
-still never asked for a tracer or a meter, by a record read, a token grant or a page; and no
-request pays for asking whether one is configured."""
+bridge is off (observability/telemetry.py). A process whose OpenTelemetry providers are
+configured is still never asked for a tracer or a meter, by a record read, a token grant or a
+page; and no request pays for asking whether one is configured."""
 
 from __future__ import annotations
 

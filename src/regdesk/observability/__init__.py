@@ -12,7 +12,8 @@ timings for Prometheus, and whether the service is ready.
   mode, a directory per `regdesk serve`), on the main port behind a token or on a listener
   of its own;
 - `database_errors`: database errors that end a request, counted by kind;
-- `logs`: the JSON log format; `routes`: /metrics on the main port.
+- `logs`: the JSON log format; `routes`: /metrics on the main port; `telemetry`: FastAPI's
+  OpenTelemetry bridge, off.
 /readyz is the migrations' (migrations/readiness.py): it asks whether the schema is the code's.
 
 This package's `__init__` imports nothing: `request_ids` is read by lower layers (the audit
