@@ -81,7 +81,7 @@ REQUESTS = [
     (scope("/api/v0/users/search"), 404),
     (scope("/caf\u00e9 bar/\u2603", b"x=1&y=%20"), 301),
     (scope("/static/app-1.2_x~y.css"), 200),  # only what quoting leaves as it is
-    (scope("/a+b%20c:d@e"), 404),  # each quoted
+    (scope("/a+b%20c:d@e"), 404),  # with characters quoting changes
     (scope("/login", b"next=/account"), 303),
     (scope("/weird"), 599),  # no phrase
     (scope("/", client=None), 500),
