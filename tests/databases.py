@@ -292,7 +292,7 @@ class KeptConnections:
         try:
             connection.rollback()
             connection.autocommit = True
-            connection.execute("DISCARD ALL")
+            connection.discard_all()
             connection.autocommit = False
         except Exception:
             connection.close_for_good()
@@ -333,5 +333,17 @@ def _kept_connection_class() -> Any:
         def close_for_good(self) -> None:
             self._home = None
             super().close()
+
+        def discard_all(self) -> None:
+            """`DISCARD ALL`, and psycopg told so. The server forgets the statements psycopg
+            prepared on this session (psycopg prepares one it has run five times), and psycopg's
+            list of them starts again empty, as a new connection's does. psycopg notices a
+            `DISCARD ALL` by itself only when the statement is new to it (it checks an outcome
+            only then), that is once after each rollback (which empties its list too): a
+            connection given back outside a transaction twice kept its list, and the next
+            test's first prepared statement failed with `prepared statement "_pg3_0" does not
+            exist` (tests/test_databases.py)."""
+            self.execute("DISCARD ALL")
+            self._prepared = type(self._prepared)()
 
     return Kept

@@ -164,6 +164,34 @@ def test_a_kept_connection_comes_to_the_next_engine_as_a_new_session_would(
 
 
 @pytest.mark.postgres
+def test_what_psycopg_prepared_on_a_kept_connection_runs_again_after_each_handing_on(
+    migrated: tuple[str, str],
+) -> None:
+    """psycopg prepares a statement the fifth time a connection runs it. The reset between
+    tests forgets it on the server, and psycopg must forget it too, each time. Each engine here
+    runs a statement on two connections, once, then six times, then six times again, committing
+    each time: psycopg itself forgets its statements when it rolls a transaction back (an
+    engine's first connection is rolled back after SQLAlchemy reads the server's settings),
+    so it is the second connection, given back without a rollback, that needs the reset to."""
+    _, url = migrated
+    statement = "SELECT count(*) FROM users WHERE id > -1"
+    sessions = []
+    for runs in (1, 6, 6):
+        engine = make_engine(url)
+        try:
+            with engine.connect() as first, engine.connect() as second:
+                for connection in (first, second):
+                    counts = [connection.exec_driver_sql(statement).scalar() for _ in range(runs)]
+                    assert counts == [0] * runs
+                    connection.commit()
+                    sessions.append(connection.exec_driver_sql("SELECT pg_backend_pid()").scalar())
+                    connection.commit()
+        finally:
+            engine.dispose()
+    assert len(set(sessions)) == 2  # the same two sessions, kept and handed on each time
+
+
+@pytest.mark.postgres
 def test_a_kept_connection_whose_backend_ended_is_not_handed_on(migrated: tuple[str, str]) -> None:
     base, url = migrated
     (backend,) = _session(url, "SELECT pg_backend_pid()")
