@@ -338,11 +338,11 @@ def _kept_connection_class() -> Any:
             """`DISCARD ALL`, and psycopg told so. The server forgets the statements psycopg
             prepared on this session (psycopg prepares one it has run five times), and psycopg's
             list of them starts again empty, as a new connection's does. psycopg notices a
-            `DISCARD ALL` by itself only when the statement is new to it (it checks an outcome
-            only then), that is once after each rollback (which empties its list too): a
-            connection given back outside a transaction twice kept its list, and the next
-            test's first prepared statement failed with `prepared statement "_pg3_0" does not
-            exist` (tests/test_databases.py)."""
+            `DISCARD ALL` by itself only when it has not counted one since it last emptied its
+            lists (it checks an outcome only for a statement new to them; a rollback empties
+            them): a connection given back twice outside a transaction kept its list, and the
+            next test's first prepared statement failed with `prepared statement "_pg3_0" does
+            not exist` (tests/test_databases.py)."""
             self.execute("DISCARD ALL")
             self._prepared = type(self._prepared)()
 

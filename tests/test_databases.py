@@ -172,7 +172,7 @@ def test_what_psycopg_prepared_on_a_kept_connection_runs_again_after_each_handin
     runs a statement on two connections, once, then six times, then six times again, committing
     each time: psycopg itself forgets its statements when it rolls a transaction back (an
     engine's first connection is rolled back after SQLAlchemy reads the server's settings),
-    so it is the second connection, given back without a rollback, that needs the reset to."""
+    so it is the second connection, given back without a rollback, that depends on the reset."""
     _, url = migrated
     statement = "SELECT count(*) FROM users WHERE id > -1"
     sessions = []
