@@ -21,6 +21,7 @@ from itsdangerous import BadSignature, URLSafeSerializer
 from starlette.responses import Response
 
 from regdesk.errors import ValidationFailed
+from regdesk.security import b64url
 
 DEFAULT_LIMIT = 100
 MAX_LIMIT = 100
@@ -39,10 +40,6 @@ _NO_FILTER = hashlib.sha256(b"{}").hexdigest()[:16]
 # What a cursor says: the resource, the filter's digest, the last id seen.
 _PAYLOAD = re.compile(r"([a-z_]+):([0-9a-f]{16}):(0|[1-9][0-9]{0,18})")
 _BASE64URL = re.compile(r"[A-Za-z0-9_-]+")
-
-
-def _b64(data: bytes) -> str:
-    return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
 
 
 class Cursors:
@@ -66,7 +63,7 @@ class Cursors:
 
     def encode(self, resource: str, filters: Mapping[str, Any], last_id: int) -> str:
         payload = f"{resource}:{_filter_digest(filters)}:{last_id}".encode()
-        return f"{_b64(payload)}.{_b64(hmac.digest(self._key, payload, 'sha256'))}"
+        return f"{b64url(payload)}.{b64url(hmac.digest(self._key, payload, 'sha256'))}"
 
     def decode(
         self, cursor: str, resource: str, filters: Mapping[str, Any], field: str = "nextPage"
@@ -100,7 +97,7 @@ class Cursors:
         if _BASE64URL.fullmatch(encoded) and _BASE64URL.fullmatch(signature):
             payload = _unb64(encoded)
             expected = hmac.digest(self._key, payload, "sha256")
-            if hmac.compare_digest(cursor, f"{_b64(payload)}.{_b64(expected)}"):
+            if hmac.compare_digest(cursor, f"{b64url(payload)}.{b64url(expected)}"):
                 said = _PAYLOAD.fullmatch(payload.decode("ascii"))
                 # Signed by regdesk, then always of this form: anything else is not a list's.
                 return [said[1], said[2], int(said[3])] if said else None

@@ -44,6 +44,12 @@ def is_password_hash(value: str) -> bool:
     return value.startswith(("$argon2id$", "$argon2i$", "$argon2d$")) and value.count("$") >= 4
 
 
+def b64url(raw: bytes) -> str:
+    """base64url without its padding: JWKs' numbers, key thumbprints, stored token keys, page
+    cursors."""
+    return base64.urlsafe_b64encode(raw).rstrip(b"=").decode("ascii")
+
+
 def new_secret(nbytes: int = 32) -> str:
     """A random secret with at least 256 bits, URL-safe."""
     return secrets.token_urlsafe(nbytes)

@@ -10,7 +10,6 @@ first one inside a write transaction takes no second one (SQLite has a single wr
 
 from __future__ import annotations
 
-import base64
 import hashlib
 import json
 import logging
@@ -33,7 +32,7 @@ from sqlalchemy.pool import Pool
 from regdesk.db import is_sqlite, utcnow
 from regdesk.db.instance import InstanceSetting
 from regdesk.keys.models import SigningKey
-from regdesk.security import derived_fernet
+from regdesk.security import b64url, derived_fernet
 
 Bind = Session | Connection
 PrivateKeyType = ed25519.Ed25519PrivateKey | ec.EllipticCurvePrivateKey | rsa.RSAPrivateKey
@@ -209,26 +208,26 @@ def _add(bind: Bind, purpose: str, algorithm: str) -> None:
 def thumbprint(key: PublicKeyType) -> str:
     """RFC 7638: the SHA-256 of the JWK's required members, base64url: the key's `kid`."""
     canonical = json.dumps(_jwk_members(key), sort_keys=True, separators=(",", ":"))
-    return _b64url(hashlib.sha256(canonical.encode()).digest())
+    return b64url(hashlib.sha256(canonical.encode()).digest())
 
 
 def _jwk_members(key: PublicKeyType) -> dict[str, str]:
     if isinstance(key, ed25519.Ed25519PublicKey):
         raw = key.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
-        return {"crv": "Ed25519", "kty": "OKP", "x": _b64url(raw)}
+        return {"crv": "Ed25519", "kty": "OKP", "x": b64url(raw)}
     if isinstance(key, ec.EllipticCurvePublicKey):
         numbers = key.public_numbers()
         return {
             "crv": "P-256",
             "kty": "EC",
-            "x": _b64url(numbers.x.to_bytes(32, "big")),
-            "y": _b64url(numbers.y.to_bytes(32, "big")),
+            "x": b64url(numbers.x.to_bytes(32, "big")),
+            "y": b64url(numbers.y.to_bytes(32, "big")),
         }
     rsa_numbers = key.public_numbers()
     return {
-        "e": _b64url(_unsigned(rsa_numbers.e)),
+        "e": b64url(_unsigned(rsa_numbers.e)),
         "kty": "RSA",
-        "n": _b64url(_unsigned(rsa_numbers.n)),
+        "n": b64url(_unsigned(rsa_numbers.n)),
     }
 
 
@@ -236,10 +235,6 @@ def _public_pem(key: PublicKeyType) -> str:
     return key.public_bytes(
         serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
     ).decode()
-
-
-def _b64url(raw: bytes) -> str:
-    return base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
 
 
 def _unsigned(number: int) -> bytes:

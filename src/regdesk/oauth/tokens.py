@@ -6,7 +6,6 @@ that time (decisions.md, Tokens; `new_token`, `token_key`).
 
 from __future__ import annotations
 
-import base64
 import datetime as dt
 import functools
 import hashlib
@@ -21,7 +20,7 @@ from regdesk.db import naive_utc, utcnow
 from regdesk.db.driver import LoopReads, Query
 from regdesk.oauth.permissions import ADMIN
 from regdesk.oauth.scopes import SCOPES, parse_scopes
-from regdesk.security import new_secret, token_hash
+from regdesk.security import b64url, new_secret, token_hash
 
 
 class TokenKind(StrEnum):
@@ -56,7 +55,7 @@ def token_key(token: str) -> str:
     stamp = token[:_STAMP]
     if len(token) == _TOKEN_LENGTH and _HEX_DIGITS.issuperset(stamp):
         digest = hashlib.sha256(token.encode()).digest()
-        return stamp + base64.urlsafe_b64encode(digest).rstrip(b"=").decode()
+        return stamp + b64url(digest)
     return token_hash(token)
 
 
