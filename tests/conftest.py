@@ -350,6 +350,7 @@ PAGES = (
     "tests/security/test_headers.py",
     "tests/security/test_open_redirect.py",
     "tests/security/test_sessions.py",
+    "tests/test_schemas.py",
     "tests/webhooks/test_admin_home.py",
 )
 

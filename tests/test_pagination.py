@@ -202,6 +202,10 @@ def altered(cursor: str) -> Iterator[str]:
     yield cursor.partition(".")[0]
     yield cursor + "A"
     yield cursor + "." + cursor.rpartition(".")[2]
+    # Characters a base64 decoder skips, and others no cursor holds, inside the genuine one.
+    yield f"{cursor[:4]}*{cursor[4:]}"
+    yield f"{cursor[:4]}\n{cursor[4:]}"
+    yield f"{cursor[:4]}é{cursor[4:]}"
 
 
 def test_an_altered_or_foreign_cursor_is_refused(
