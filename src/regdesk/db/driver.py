@@ -115,7 +115,7 @@ class LoopReads:
             raise
 
     async def first(self, query: Query, **parameters: Any) -> tuple[Any, ...] | None:
-        rows = await self._all(query, parameters, text_as_bytes=False)
+        rows = await self.all(query, **parameters)
         return rows[0] if rows else None
 
     async def try_write(self, query: Query, rows: Sequence[dict[str, Any]]) -> bool:
@@ -172,17 +172,12 @@ class LoopReads:
         self, query: Query, parameters: dict[str, Any], text_as_bytes: bool
     ) -> list[tuple[Any, ...]]:
         cursor = self._sqlite()
-        values = [parameters[name] for name in query.names]
-        rows: list[tuple[Any, ...]]
-        if not text_as_bytes:
-            cursor.execute(query.qmark, values)
-            rows = cursor.fetchall()
-            return rows
         driver = cursor.connection  # the loop's own connection, one statement at a time
-        driver.text_factory = bytes
+        if text_as_bytes:
+            driver.text_factory = bytes
         try:
-            cursor.execute(query.qmark, values)
-            rows = cursor.fetchall()
+            cursor.execute(query.qmark, [parameters[name] for name in query.names])
+            rows: list[tuple[Any, ...]] = cursor.fetchall()
             return rows
         finally:
             driver.text_factory = str
