@@ -28,12 +28,26 @@ class Query:
     `only` ("sqlite" or "postgresql"), and its caller picks it by `LoopReads.sqlite`. A read
     each database plans well in its own way gives SQLite's text as `sqlite` (the same rows, the
     same parameters), which SQLite then runs instead.
+
+    PostgreSQL plans a read once, for any values (a generic plan), unless `per_values`: a read
+    whose best plan depends on its values (a filter that may match a few rows of many, which an
+    index on that column finds first) is planned again for each run's values. Left to choose,
+    PostgreSQL plans a page again at every run (its `LIMIT` is a value), a third of the server's
+    time on a page of volunteers.
     """
 
     _PARAMETER = re.compile(r"(?<![:\w]):(\w+)")
 
-    def __init__(self, sql: str, *, only: str | None = None, sqlite: str | None = None) -> None:
+    def __init__(
+        self,
+        sql: str,
+        *,
+        only: str | None = None,
+        sqlite: str | None = None,
+        per_values: bool = False,
+    ) -> None:
         self.only = only
+        self.per_values = per_values
         self.sql = " ".join(sql.split())
         self.sqlite_sql = " ".join(sqlite.split()) if sqlite is not None else self.sql
         self.names = tuple(self._PARAMETER.findall(self.sqlite_sql))
@@ -210,8 +224,9 @@ class LoopReads:
         dbapi = self.engine.dialect.loaded_dbapi
         async with self._slots:
             for last_try in (False, True):
-                held = self._idle.pop() if self._idle else await self._connect()
+                held = self._take(query.per_values) or await self._connect()
                 try:
+                    await held.plan(query.per_values)
                     result = await work(held, query, argument)
                 except dbapi.OperationalError:
                     broken = held.connection.broken
@@ -229,6 +244,13 @@ class LoopReads:
                 self._idle.append(held)
                 return result
         raise AssertionError("unreachable")
+
+    def _take(self, per_values: bool) -> _Held | None:
+        """An idle connection, planning as `per_values` asks if one does (the last used first)."""
+        for i in range(len(self._idle) - 1, -1, -1):
+            if self._idle[i].per_values is per_values:
+                return self._idle.pop(i)
+        return self._idle.pop() if self._idle else None
 
     async def _connect(self) -> _Held:
         """A new connection as the engine's pool makes them (its URL, its arguments)."""
@@ -266,6 +288,15 @@ class _Held:
         self.rows = AsyncRawCursor(connection)
         self.bytes = AsyncRawCursor(connection)  # its text columns loaded as the bytes sent
         self.bytes.adapters.register_loader("text", _text_as_bytes())
+        self.per_values: bool | None = None  # how the session plans (Query.per_values)
+
+    async def plan(self, per_values: bool) -> None:
+        """The session planning statements as a read asks (`Query.per_values`): a statement
+        psycopg has prepared is then planned once, or for each run's values."""
+        if self.per_values is not per_values:
+            mode = "force_custom_plan" if per_values else "force_generic_plan"
+            await self.connection.execute(f"SET plan_cache_mode TO {mode}", prepare=False)
+            self.per_values = per_values
 
 
 T = TypeVar("T")
