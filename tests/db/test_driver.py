@@ -19,6 +19,7 @@ import regdesk
 from regdesk.db import make_engine
 from regdesk.db.driver import PG_CONNECTIONS, LoopReads, Query
 from regdesk.registrations.records import RegistrationFilters, registration_page
+from regdesk.users.records import UserFilters, search_users
 from regdesk.volunteers.records import volunteer_page
 
 ONE = Query("SELECT :n AS n")
@@ -178,18 +179,21 @@ PREPARED = Query("SELECT statement, generic_plans, custom_plans FROM pg_prepared
 
 
 @on_postgresql
-def test_a_page_is_planned_once_and_a_search_by_product_for_its_values(engine: Engine) -> None:
+def test_a_page_of_users_is_planned_once_and_one_of_the_current_event_for_its_values(
+    engine: Engine,
+) -> None:
     """Left to choose, PostgreSQL plans a page again at every run (its LIMIT is a value). The
-    loop's reads are planned once, for any values; a search by status or product for each
-    run's values (Query.per_values). psycopg prepares a statement run often enough; the
-    server counts how each prepared statement was planned, per connection (one here: each
-    read waits for the one before)."""
+    loop's reads are planned once, for any values; a page of the current event's volunteers or
+    registrations, by status or product or not, for each run's values (Query.per_values).
+    psycopg prepares a statement run often enough; the server counts how each prepared
+    statement was planned, per connection (one here: each read waits for the one before)."""
     by_product = RegistrationFilters(product_ids=(1,), status="paid")
 
     async def run() -> dict[str, tuple[int, int]]:
         reads = LoopReads(engine)
         try:
             for _ in range(10):
+                await search_users(reads, UserFilters(), 0, 10)
                 await volunteer_page(reads, 0, 10)
                 await registration_page(reads, RegistrationFilters(), 0, 10)
                 await registration_page(reads, by_product, 0, 10)
@@ -199,15 +203,16 @@ def test_a_page_is_planned_once_and_a_search_by_product_for_its_values(engine: E
             await reads.aclose()
 
     plans = asyncio.run(run())
-    volunteers = [counts for sql, counts in plans.items() if "FROM volunteers v" in sql]
-    registrations = [
-        counts for sql, counts in plans.items() if "FROM registrations r" in sql and "o." not in sql
+    users = [counts for sql, counts in plans.items() if "FROM users u" in sql]
+    per_values = [
+        counts
+        for sql, counts in plans.items()
+        if "FROM volunteers v" in sql or "FROM registrations r" in sql
     ]
-    products = [counts for sql, counts in plans.items() if "o.product_id IN" in sql]
-    assert [len(volunteers), len(registrations), len(products)] == [1, 1, 1], plans
-    for generic, custom in volunteers + registrations:
+    assert [len(users), len(per_values)] == [1, 3], plans
+    for generic, custom in users:
         assert (generic > 0, custom) == (True, 0), plans
-    for generic, custom in products:
+    for generic, custom in per_values:
         assert (generic, custom > 0) == (0, True), plans
 
 

@@ -31,9 +31,10 @@ class Query:
 
     PostgreSQL plans a read once, for any values (a generic plan), unless `per_values`: a read
     whose best plan depends on its values (a filter that may match a few rows of many, which an
-    index on that column finds first) is planned again for each run's values. Left to choose,
-    PostgreSQL plans a page again at every run (its `LIMIT` is a value), a third of the server's
-    time on a page of volunteers.
+    index on that column finds first; the current event's page, whose first page follows
+    another index than its later ones) is planned again for each run's values. Left to
+    choose, PostgreSQL plans a page again at every run (its `LIMIT` is a value), a third of the
+    server's time on a page of users.
     """
 
     _PARAMETER = re.compile(r"(?<![:\w]):(\w+)")

@@ -187,11 +187,11 @@ def _search_query(users: int | None, status: bool, products: int | None) -> Quer
         sql += " AND o.status = :status"
     if products is not None:
         sql += f" AND o.product_id IN ({', '.join(f':product{i}' for i in range(products))})"
-    # A status or a product may hold a few registrations of many: PostgreSQL then finds them
-    # by ix_orders_product_id_status, when it plans for the values asked (1 ms against 59 for a
-    # product's refunded orders, planned once for any values).
-    per_values = status or products is not None
-    return DOCUMENT.read(f"{sql} ORDER BY r.id LIMIT :limit", "r.id", per_values=per_values)
+    # Planned for each run's values on PostgreSQL (Query.per_values): see volunteers/records.py's
+    # PAGE for the current event's pages; and a status or a product may hold a few registrations
+    # of many, which ix_orders_product_id_status then finds (1 ms against 59 for a product's
+    # refunded orders, planned once for any values).
+    return DOCUMENT.read(f"{sql} ORDER BY r.id LIMIT :limit", "r.id", per_values=True)
 
 
 def _storable(ids: tuple[int, ...]) -> list[int]:
