@@ -29,12 +29,13 @@ class Query:
     each database plans well in its own way gives SQLite's text as `sqlite` (the same rows, the
     same parameters), which SQLite then runs instead.
 
-    PostgreSQL plans a read once, for any values (a generic plan), unless `per_values`: a read
-    whose best plan depends on its values (a filter that may match a few rows of many, which an
-    index on that column finds first; the current event's page, whose first page follows
-    another index than its later ones) is planned again for each run's values. Left to
-    choose, PostgreSQL plans a page again at every run (its `LIMIT` is a value), a third of the
-    server's time on a page of users.
+    PostgreSQL plans a read once, for any values (a generic plan): left to choose, it plans a
+    page again at every run (its `LIMIT` is a value), a quarter of the server's time on a page
+    of users. Unless `plan_once` is False, for a read whose best plan depends on its values,
+    which PostgreSQL then plans by its own rule (plan_cache_mode auto: for the values of its
+    first five runs, then once for any values where that costs no more): a filter that may
+    match a few rows of many, which an index on that column finds first; the current event's
+    pages, whose first page follows another index than the later ones.
     """
 
     _PARAMETER = re.compile(r"(?<![:\w]):(\w+)")
@@ -45,10 +46,10 @@ class Query:
         *,
         only: str | None = None,
         sqlite: str | None = None,
-        per_values: bool = False,
+        plan_once: bool = True,
     ) -> None:
         self.only = only
-        self.per_values = per_values
+        self.plan_once = plan_once
         self.sql = " ".join(sql.split())
         self.sqlite_sql = " ".join(sqlite.split()) if sqlite is not None else self.sql
         self.names = tuple(self._PARAMETER.findall(self.sqlite_sql))
@@ -225,9 +226,9 @@ class LoopReads:
         dbapi = self.engine.dialect.loaded_dbapi
         async with self._slots:
             for last_try in (False, True):
-                held = self._take(query.per_values) or await self._connect()
+                held = self._take(query.plan_once) or await self._connect()
                 try:
-                    await held.plan(query.per_values)
+                    await held.plan(query.plan_once)
                     result = await work(held, query, argument)
                 except dbapi.OperationalError:
                     broken = held.connection.broken
@@ -246,10 +247,10 @@ class LoopReads:
                 return result
         raise AssertionError("unreachable")
 
-    def _take(self, per_values: bool) -> _Held | None:
-        """An idle connection, planning as `per_values` asks if one does (the last used first)."""
+    def _take(self, plan_once: bool) -> _Held | None:
+        """An idle connection, planning as `plan_once` asks if one does (the last used first)."""
         for i in range(len(self._idle) - 1, -1, -1):
-            if self._idle[i].per_values is per_values:
+            if self._idle[i].plan_once is plan_once:
                 return self._idle.pop(i)
         return self._idle.pop() if self._idle else None
 
@@ -289,15 +290,15 @@ class _Held:
         self.rows = AsyncRawCursor(connection)
         self.bytes = AsyncRawCursor(connection)  # its text columns loaded as the bytes sent
         self.bytes.adapters.register_loader("text", _text_as_bytes())
-        self.per_values: bool | None = None  # how the session plans (Query.per_values)
+        self.plan_once: bool | None = None  # how the session plans (Query.plan_once)
 
-    async def plan(self, per_values: bool) -> None:
-        """The session planning statements as a read asks (`Query.per_values`): a statement
-        psycopg has prepared is then planned once, or for each run's values."""
-        if self.per_values is not per_values:
-            mode = "force_custom_plan" if per_values else "force_generic_plan"
+    async def plan(self, plan_once: bool) -> None:
+        """The session planning statements as a read asks (`Query.plan_once`): a statement
+        psycopg has prepared is then planned once, or as PostgreSQL chooses."""
+        if self.plan_once is not plan_once:
+            mode = "force_generic_plan" if plan_once else "auto"
             await self.connection.execute(f"SET plan_cache_mode TO {mode}", prepare=False)
-            self.per_values = per_values
+            self.plan_once = plan_once
 
 
 T = TypeVar("T")

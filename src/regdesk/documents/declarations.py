@@ -70,7 +70,7 @@ class Document:
     def key(self) -> str:
         return f"{self.kind}_id"
 
-    def read(self, sql: str, record: str, *, per_values: bool = False) -> Query:
+    def read(self, sql: str, record: str, *, plan_once: bool = True) -> Query:
         """A read of this document's stored bodies: `sql` with `{body}` where the body of the
         record whose id is `record` (an SQL expression) goes, NULL while the record is queued
         or has none (the reader then renders it: `reading.complete`), and `{documents}` in its
@@ -78,8 +78,8 @@ class Document:
         best. PostgreSQL looks the body up by key in a subquery: as a join, it would merge with
         every document from the first one on, a cost that grows with a page's depth. SQLite
         joins the documents table by key: it runs a subquery as a program of its own for each
-        row, and a page of 100 volunteers took 71 µs that way, 49 joined. `per_values`:
-        PostgreSQL plans it for each run's values (`Query`)."""
+        row, and a page of 100 volunteers took 71 µs that way, 49 joined. `plan_once`:
+        whether PostgreSQL plans it once for any values (`Query`)."""
         queued = (  # names from the declaration and the caller's SQL, nothing from outside
             f"EXISTS (SELECT 1 FROM document_queue q WHERE q.kind = '{self.kind}'"  # noqa: S608
             f" AND q.key = {record})"
@@ -100,5 +100,5 @@ class Document:
         return Query(
             sql.format(body=looked_up, documents=""),
             sqlite=sql.format(body=f"CASE WHEN {unqueued} THEN doc.body END", documents=joined),
-            per_values=per_values,
+            plan_once=plan_once,
         )

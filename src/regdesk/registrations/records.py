@@ -187,11 +187,11 @@ def _search_query(users: int | None, status: bool, products: int | None) -> Quer
         sql += " AND o.status = :status"
     if products is not None:
         sql += f" AND o.product_id IN ({', '.join(f':product{i}' for i in range(products))})"
-    # Planned for each run's values on PostgreSQL (Query.per_values): see volunteers/records.py's
-    # PAGE for the current event's pages; and a status or a product may hold a few registrations
-    # of many, which ix_orders_product_id_status then finds (1 ms against 59 for a product's
-    # refunded orders, planned once for any values).
-    return DOCUMENT.read(f"{sql} ORDER BY r.id LIMIT :limit", "r.id", per_values=True)
+    # Planned as PostgreSQL chooses (Query.plan_once): see volunteers/records.py's PAGE for the
+    # current event's pages; and a status or a product may hold a few registrations of many,
+    # which ix_orders_product_id_status then finds (1 ms against 59 for a product's refunded
+    # orders, planned once for any values).
+    return DOCUMENT.read(f"{sql} ORDER BY r.id LIMIT :limit", "r.id", plan_once=False)
 
 
 def _storable(ids: tuple[int, ...]) -> list[int]:

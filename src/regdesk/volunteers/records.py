@@ -201,11 +201,12 @@ PAGE = DOCUMENT.read(
     ORDER BY v.id LIMIT :limit
     """,  # noqa: S608 (the current event's subquery)
     "v.id",
-    # Planned for each run's values on PostgreSQL (Query.per_values). Planned once for any
-    # values, the first page may walk the primary key from earlier events' volunteers on,
-    # filtering them out one by one (7,000 of them in the demo: 1.3 ms against 0.2), where
-    # planned for `after` it seeks ix_volunteers_event_id_id.
-    per_values=True,
+    # Planned as PostgreSQL chooses (Query.plan_once). Planned once for any values, the first
+    # page walked the primary key from earlier events' volunteers on, filtering them out one by
+    # one (the demo's 7,000: 1.3 ms against 0.2), where planned for `after` it seeks
+    # ix_volunteers_event_id_id; and a deep page, whose plan PostgreSQL keeps once it costs
+    # no more, was a tenth slower planned at every run.
+    plan_once=False,
 )
 OF_USER = DOCUMENT.read(
     f"""
