@@ -29,13 +29,13 @@ class Query:
     each database plans well in its own way gives SQLite's text as `sqlite` (the same rows, the
     same parameters), which SQLite then runs instead.
 
-    PostgreSQL plans a read once, for any values (a generic plan): left to choose, it plans a
-    page again at every run (its `LIMIT` is a value), a quarter of the server's time on a page
-    of users. Unless `plan_once` is False, for a read whose best plan depends on its values,
-    which PostgreSQL then plans by its own rule (plan_cache_mode auto: for the values of its
-    first five runs, then once for any values where that costs no more): a filter that may
-    match a few rows of many, which an index on that column finds first; the current event's
-    pages, whose first page follows another index than the later ones.
+    PostgreSQL plans a read once, for any values (a generic plan): left to choose, it planned a
+    page again at every run (its `LIMIT` is a value), a fifth of the database server's time on
+    a page of users. A read whose best plan depends on its values says `plan_once=False`, and
+    PostgreSQL plans it by its own rule (plan_cache_mode auto: for the values of its first five
+    runs, then once for any values where that costs no more): a filter that may match a few
+    rows of many, which an index on that column finds first; the current event's pages, whose
+    first page follows another index than the later ones.
     """
 
     _PARAMETER = re.compile(r"(?<![:\w]):(\w+)")
