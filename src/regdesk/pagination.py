@@ -65,12 +65,13 @@ class Cursors:
 
     def encode(self, resource: str, filters: Mapping[str, Any], last_id: int) -> str:
         payload = f"{resource}:{_filter_digest(filters)}:{last_id}".encode()
-        return f"{b64url(payload)}.{b64url(self._signature(payload))}"
+        return self._written(payload)
 
-    def _signature(self, payload: bytes) -> bytes:
+    def _written(self, payload: bytes) -> str:
+        """The cursor regdesk writes for `payload`: it, then its signature, in base64url."""
         mac = self._mac.copy()
         mac.update(payload)
-        return mac.digest()
+        return f"{b64url(payload)}.{b64url(mac.digest())}"
 
     def decode(
         self, cursor: str, resource: str, filters: Mapping[str, Any], field: str = "nextPage"
@@ -104,8 +105,7 @@ class Cursors:
         # other spelling (characters base64 skips, padding, spare bits) is written back otherwise.
         if cursor.isascii():  # as every cursor regdesk writes (compare_digest takes no other)
             payload = _unb64(cursor.partition(".")[0])
-            signed = f"{b64url(payload)}.{b64url(self._signature(payload))}"
-            if hmac.compare_digest(cursor, signed):
+            if hmac.compare_digest(cursor, self._written(payload)):
                 said = _PAYLOAD.fullmatch(payload.decode("ascii"))
                 # Signed by regdesk, then always of this form: anything else is not a list's.
                 return [said[1], said[2], int(said[3])] if said else None
