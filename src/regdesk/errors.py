@@ -269,10 +269,12 @@ def _server_error_response(_: Request, exc: Exception) -> JSONResponse:
 
 def database_unavailable() -> tuple[type[Exception], ...]:
     """The errors that say the database cannot be reached (restarting, down, or SQLite's lock
-    held too long), through the pool (SQLAlchemy's) or on the event loop's own connection (the
-    driver's). psycopg's is one of them once psycopg is loaded, which a PostgreSQL engine does
-    when it is made (create_app makes its engine before its handlers): a process on SQLite
-    never loads psycopg's 7 MB, and never meets its errors."""
+    held too long): through the pool or the event loop's PostgreSQL connections (SQLAlchemy's:
+    db/driver.py raises asyncpg's as those), on the loop's SQLite connection (the driver's),
+    or on the driver's own bulk path (psycopg's COPY, db/bulk.py). psycopg's is one of them
+    once psycopg is loaded, which a PostgreSQL engine does when it is made (create_app makes
+    its engine before its handlers): a process on SQLite never loads psycopg's 7 MB, and never
+    meets its errors."""
     found: list[type[Exception]] = [sqlalchemy.exc.OperationalError, sqlite3.OperationalError]
     psycopg = sys.modules.get("psycopg")
     if psycopg is not None:

@@ -22,7 +22,7 @@ from regdesk.registrations.records import RegistrationFilters, registration_page
 from regdesk.users.records import UserFilters, search_users
 from regdesk.volunteers.records import volunteer_page
 
-ONE = Query("SELECT :n AS n")
+ONE = Query("SELECT CAST(:n AS INTEGER) AS n")
 WAIT_FOR_LOCK = Query("SELECT pg_advisory_xact_lock(:key)")
 LOCK_KEY = 0x6C6F6F70  # "loop"
 
@@ -135,7 +135,7 @@ def test_a_connection_the_server_dropped_is_replaced(engine: Engine) -> None:
         reads = LoopReads(engine)
         try:
             await asyncio.gather(*(reads.all(ONE, n=n) for n in range(8)))
-            pids = [held.connection.info.backend_pid for held in reads._idle]
+            pids = [held.connection.get_server_pid() for held in reads._idle]
             with engine.connect() as admin:
                 for pid in pids:
                     admin.execute(text("SELECT pg_terminate_backend(:pid)"), {"pid": pid})

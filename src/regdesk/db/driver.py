@@ -12,6 +12,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from contextlib import suppress
 from typing import Any, TypeVar
 
+import sqlalchemy.exc
 from sqlalchemy import Engine
 
 SQL_LOG = logging.getLogger("regdesk.sql")
@@ -148,9 +149,9 @@ class LoopReads:
                 self._write_sqlite(query, rows)
             else:
                 await self._on_postgresql(_write, query, rows)
-        except dbapi.IntegrityError:
+        except (dbapi.IntegrityError, sqlalchemy.exc.IntegrityError):
             return False
-        except dbapi.OperationalError as error:
+        except (dbapi.OperationalError, sqlalchemy.exc.OperationalError) as error:
             self._drop()
             if getattr(error, "sqlite_errorcode", None) in (SQLITE_BUSY, SQLITE_LOCKED):
                 return False
@@ -216,32 +217,38 @@ class LoopReads:
             with suppress(Exception):
                 connection.invalidate()
 
-    # --- PostgreSQL: the driver's asynchronous connections ----------------------------------
+    # --- PostgreSQL: asyncpg's connections ----------------------------------------------------
 
     async def _on_postgresql(self, work: _Work[T], query: Query, argument: Any) -> T:
         """`work` done on a free connection of this loop's (once more on a new one when the
-        connection turns out broken); the connection is closed if `work` fails otherwise."""
+        connection turns out broken); the connection is closed if `work` fails otherwise. The
+        driver's errors come out as the PEP 249 classes SQLAlchemy raises (`_as_pep_249`)."""
         if self._slots is None:
             self._slots = asyncio.Semaphore(PG_WRITE_CONNECTIONS if self.writer else PG_CONNECTIONS)
-        dbapi = self.engine.dialect.loaded_dbapi
         async with self._slots:
             for last_try in (False, True):
-                held = self._take(query.plan_once) or await self._connect()
+                held: _Held | None = None
                 try:
+                    held = self._take(query.plan_once) or await self._connect()
                     await held.plan(query.plan_once)
                     result = await work(held, query, argument)
-                except dbapi.OperationalError:
-                    broken = held.connection.broken
-                    await _close(held)
-                    if last_try or not broken:
+                except Exception as error:
+                    lost = held is not None and _lost(held, error)
+                    if held is not None:
+                        held.connection.terminate()
+                    translated = _as_pep_249(error, query)
+                    if translated is None:
                         raise
+                    if last_try or not lost:
+                        raise translated from error
                     # The server went away (a restart): its other connections with it.
                     stale, self._idle = self._idle, []
                     for each in stale:
-                        await _close(each)
+                        each.connection.terminate()
                     continue
-                except BaseException:
-                    await _close(held)
+                except BaseException:  # cancelled midway: the connection is in no known state
+                    if held is not None:
+                        held.connection.terminate()
                     raise
                 self._idle.append(held)
                 return result
@@ -255,14 +262,29 @@ class LoopReads:
         return self._idle.pop() if self._idle else None
 
     async def _connect(self) -> _Held:
-        """A new connection as the engine's pool makes them (its URL, its arguments)."""
-        arguments, options = self.engine.dialect.create_connect_args(self.engine.url)
-        dbapi = self.engine.dialect.loaded_dbapi
-        connection = await dbapi.AsyncConnection.connect(
-            *arguments, **options, autocommit=True, client_encoding="UTF8"
+        """A new connection to the engine's database (its URL: host, user, database, options,
+        TLS settings, as libpq reads them)."""
+        import asyncpg  # loaded only by a PostgreSQL engine's loop
+
+        url = self.engine.url.set(drivername="postgresql")
+        timeout = url.query.get("connect_timeout")
+        url = url.difference_update_query(["connect_timeout"])
+        settings = {"synchronous_commit": "off"} if self.writer else {}
+        connection = await asyncpg.connect(
+            url.render_as_string(hide_password=False),
+            server_settings=settings,
+            statement_cache_size=0,  # the statements are prepared by _Held, once each
+            timeout=float(timeout) if isinstance(timeout, str) else 60,
         )
-        if self.writer:
-            await connection.execute("SET synchronous_commit TO off")
+        try:
+            # Text columns as the bytes the server sent (UTF-8: asyncpg's connections ask for
+            # it). `LoopReads.documents` hands them on as they are; `all` decodes them.
+            await connection.set_type_codec(
+                "text", schema="pg_catalog", encoder=_utf8, decoder=bytes, format="binary"
+            )
+        except BaseException:
+            connection.terminate()
+            raise
         return _Held(connection)
 
     def close(self) -> None:
@@ -274,69 +296,129 @@ class LoopReads:
         self.close()
         idle, self._idle = self._idle, []
         for held in idle:
-            await _close(held)
+            try:
+                await held.connection.close(timeout=5)
+            except Exception:
+                held.connection.terminate()
+
+
+class _Prepared:
+    """A statement prepared on one connection, and which of its columns are text."""
+
+    __slots__ = ("statement", "text_columns")
+
+    def __init__(self, statement: Any) -> None:
+        self.statement = statement
+        self.text_columns = tuple(
+            i for i, column in enumerate(statement.get_attributes()) if column.type.oid == TEXT_OID
+        )
 
 
 class _Held:
-    """One of a loop's PostgreSQL connections, with the two cursors every statement on it runs
-    on: raw cursors (the SQL sent as written, `Query.numbered`), made once. A cursor made and
-    closed for each statement, and its `%(name)s` placeholders converted, were 13 µs of the
-    client's 86 µs of CPU a statement (timed on its own against the local server)."""
+    """One of a loop's PostgreSQL connections (asyncpg's), with the statements prepared on it.
+
+    asyncpg, not psycopg, on the loop: a page of 100 volunteers cost psycopg's asynchronous
+    connection 778 to 911 µs of the client's CPU, asyncpg 428 to 513 (each alone, in a loop,
+    against the local server). psycopg waits for each piece of the answer on the event loop,
+    registering its socket and dropping it again; asyncpg's protocol is the loop's own, and
+    decodes the rows in C. Each statement is prepared the first time a connection runs it, and
+    run as prepared from then on: one round trip, its text sent once."""
 
     def __init__(self, connection: Any) -> None:
-        from psycopg import AsyncRawCursor  # loaded only by a PostgreSQL engine
-
         self.connection = connection
-        self.rows = AsyncRawCursor(connection)
-        self.bytes = AsyncRawCursor(connection)  # its text columns loaded as the bytes sent
-        self.bytes.adapters.register_loader("text", _text_as_bytes())
+        self.statements: dict[Query, _Prepared] = {}
         self.plan_once: bool | None = None  # how the session plans (Query.plan_once)
 
+    async def prepared(self, query: Query) -> _Prepared:
+        found = self.statements.get(query)
+        if found is None:
+            name = f"regdesk_{len(self.statements)}"  # unnamed, the next would replace it
+            found = _Prepared(await self.connection.prepare(query.numbered, name=name))
+            self.statements[query] = found
+        return found
+
     async def plan(self, plan_once: bool) -> None:
-        """The session planning statements as a read asks (`Query.plan_once`): a statement
-        psycopg has prepared is then planned once, or as PostgreSQL chooses."""
+        """The session planning statements as a read asks (`Query.plan_once`): a prepared
+        statement is then planned once, or as PostgreSQL chooses."""
         if self.plan_once is not plan_once:
             mode = "force_generic_plan" if plan_once else "auto"
-            await self.connection.execute(f"SET plan_cache_mode TO {mode}", prepare=False)
+            await self.connection.execute(f"SET plan_cache_mode TO {mode}")
             self.plan_once = plan_once
 
 
 T = TypeVar("T")
 _Work = Callable[[_Held, Query, Any], Awaitable[T]]
+TEXT_OID = 25  # pg_catalog.text
+
+
+def _utf8(value: str | bytes) -> bytes:
+    return value.encode() if isinstance(value, str) else value
 
 
 async def _read(
     held: _Held, query: Query, parameters: dict[str, Any], *, text_as_bytes: bool
 ) -> list[Any]:
-    cursor = held.bytes if text_as_bytes else held.rows
-    await cursor.execute(query.numbered, [parameters[name] for name in query.unique])
-    # Whether it gave rows, as `description` would tell, but without making a Column object for
-    # each of its columns at every read.
-    result = cursor.pgresult
-    return list(await cursor.fetchall()) if result is not None and result.nfields else []
-
-
-@functools.cache
-def _text_as_bytes() -> type:
-    """psycopg's loader of text as the bytes the server sent (UTF-8: the loop's connections
-    ask for it), made when first needed: psycopg is loaded only by a PostgreSQL engine."""
-    from psycopg.adapt import Loader
-
-    class TextAsBytes(Loader):
-        def load(self, data: Any) -> bytes:
-            return bytes(data)
-
-    return TextAsBytes
+    prepared = await held.prepared(query)
+    rows = await prepared.statement.fetch(*[parameters[name] for name in query.unique])
+    texts = prepared.text_columns
+    if text_as_bytes or not texts:
+        return [tuple(row) for row in rows]
+    return [
+        tuple(v.decode() if i in texts and v is not None else v for i, v in enumerate(row))
+        for row in rows
+    ]
 
 
 async def _write(held: _Held, query: Query, rows: Sequence[dict[str, Any]]) -> None:
+    prepared = await held.prepared(query)
     async with held.connection.transaction():
-        await held.rows.executemany(query.numbered, [[r[n] for n in query.unique] for r in rows])
+        await prepared.statement.executemany([[r[n] for n in query.unique] for r in rows])
 
 
-async def _close(held: _Held) -> None:
-    with suppress(Exception):
-        await held.connection.close()
+# PostgreSQL's error classes (the first two characters of SQLSTATE) by the PEP 249 class that
+# psycopg, and SQLAlchemy after it, give them; the rest are DatabaseError.
+_PEP_249_BY_CLASS = {
+    **dict.fromkeys(("08", "53", "54", "55", "57", "58", "40", "HV"), "OperationalError"),
+    "0A": "NotSupportedError",
+    "22": "DataError",
+    "23": "IntegrityError",
+    **dict.fromkeys(("20", "21", "26", "34", "3D", "3F", "42", "44"), "ProgrammingError"),
+    **dict.fromkeys(
+        ("24", "25", "2B", "2D", "2F", "38", "39", "3B", "F0", "P0", "XX"), "InternalError"
+    ),
+}
+
+
+def _lost(held: _Held, error: Exception) -> bool:
+    """Whether `error` says the connection is gone, or in a state no statement can follow
+    (asyncpg's own errors: one read while the server's farewell was still arriving found its
+    connection halfway through that message), rather than that the statement failed."""
+    import asyncpg
+
+    if held.connection.is_closed() or not isinstance(error, asyncpg.PostgresError):
+        return True
+    return isinstance(error, asyncpg.PostgresConnectionError) or error.severity in (
+        "FATAL",
+        "PANIC",
+    )
+
+
+def _as_pep_249(error: Exception, query: Query) -> Exception | None:
+    """asyncpg's `error` as SQLAlchemy's exception of its PEP 249 class, the driver's error as
+    its `orig`, as the pool's connections raise them; None for an error not the driver's. A
+    connection lost, never made, or left in an unknown state is an OperationalError: the
+    database is unavailable, and the request is answered 503."""
+    import asyncpg
+
+    if isinstance(error, asyncpg.PostgresError):
+        sqlstate = str(getattr(error, "sqlstate", "") or "")
+        name = _PEP_249_BY_CLASS.get(sqlstate[:2], "DatabaseError")
+    elif isinstance(error, asyncpg.InterfaceError | asyncpg.InternalClientError | OSError):
+        name = "OperationalError"
+    else:
+        return None
+    kind: type[sqlalchemy.exc.DBAPIError] = getattr(sqlalchemy.exc, name)
+    return kind(query.sql, None, error)
 
 
 class GroupedWrites:

@@ -1,6 +1,7 @@
 """Database errors that end a request, counted by kind where they are answered: in the error
-handlers (errors.py) that render them, whichever path raised them (the pool's SQLAlchemy
-errors, or the driver's own on the event loop's connections, db/driver.py).
+handlers (errors.py) that render them, whichever path raised them (SQLAlchemy's, from the
+pool and from the event loop's PostgreSQL connections, db/driver.py; the driver's own, from
+the loop's SQLite connection and from COPY, db/bulk.py).
 
 The kind is the DB-API's exception class (PEP 249): OperationalError (unreachable, a lock
 waited too long), IntegrityError, DataError, ProgrammingError...; a handful of values.
