@@ -35,8 +35,8 @@ class Query:
     a page of users. A read whose best plan depends on its values says `plan_once=False`, and
     PostgreSQL plans it by its own rule (plan_cache_mode auto: for the values of its first five
     runs, then once for any values where that costs no more): a filter that may match a few
-    rows of many, which an index on that column finds first; the current event's pages, whose
-    first page follows another index than the later ones.
+    rows of many, which an index on that column finds first. (A page of the current event's
+    records is written so that one plan serves every page: events.models.in_current_event.)
     """
 
     _PARAMETER = re.compile(r"(?<![:\w]):(\w+)")

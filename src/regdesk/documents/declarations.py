@@ -70,7 +70,9 @@ class Document:
     def key(self) -> str:
         return f"{self.kind}_id"
 
-    def read(self, sql: str, record: str, *, plan_once: bool = True) -> Query:
+    def read(
+        self, sql: str, record: str, *, plan_once: bool = True, sqlite: str | None = None
+    ) -> Query:
         """A read of this document's stored bodies: `sql` with `{body}` where the body of the
         record whose id is `record` (an SQL expression) goes, NULL while the record is queued
         or has none (the reader then renders it: `reading.complete`), and `{documents}` in its
@@ -79,7 +81,8 @@ class Document:
         every document from the first one on, a cost that grows with a page's depth. SQLite
         joins the documents table by key: it runs a subquery as a program of its own for each
         row, and a page of 100 volunteers took 71 µs that way, 49 joined. `plan_once`:
-        whether PostgreSQL plans it once for any values (`Query`)."""
+        whether PostgreSQL plans it once for any values; `sqlite`, SQLite's own `sql` where the
+        two differ otherwise too (`Query`)."""
         queued = (  # names from the declaration and the caller's SQL, nothing from outside
             f"EXISTS (SELECT 1 FROM document_queue q WHERE q.kind = '{self.kind}'"  # noqa: S608
             f" AND q.key = {record})"
@@ -99,6 +102,8 @@ class Document:
         )
         return Query(
             sql.format(body=looked_up, documents=""),
-            sqlite=sql.format(body=f"CASE WHEN {unqueued} THEN doc.body END", documents=joined),
+            sqlite=(sqlite or sql).format(
+                body=f"CASE WHEN {unqueued} THEN doc.body END", documents=joined
+            ),
             plan_once=plan_once,
         )

@@ -31,6 +31,24 @@ from regdesk.db import Base, UTCDateTime, utcnow
 CURRENT_EVENT_ID = "(SELECT id FROM events WHERE is_current = TRUE)"
 
 
+def in_current_event(alias: str, *, sqlite: bool) -> tuple[str, str]:
+    """The condition and the ordering of a page of the current event's records of the table
+    `alias` names, in id order, as each database plans it best (`Query`'s `sqlite` form).
+
+    SQLite seeks its (event_id, id) index on `event_id = ... AND id > :after`. PostgreSQL, told
+    `event_id =`, folds the event out of `ORDER BY`, and then also weighs walking the primary key
+    in id order, filtering the event's rows: planned once for any values it took that road, and
+    a first page walked past every earlier event's record (the demo's 7,000 volunteers: 1.3 ms
+    against 0.2), so those pages were planned again at every run. As a range, the event stays
+    in the ordering, which only the (event_id, id) index gives, and its scan starts at the
+    event's `after`: planned once, a page took a fifth less of the database server's CPU than
+    planned at every run (615 against 770 µs, the page of 100 volunteers alone in a loop)."""
+    if sqlite:
+        return f"{alias}.event_id = {CURRENT_EVENT_ID}", f"{alias}.id"
+    current = f"{alias}.event_id >= {CURRENT_EVENT_ID} AND {alias}.event_id <= {CURRENT_EVENT_ID}"
+    return current, f"{alias}.event_id, {alias}.id"
+
+
 class OptionType(StrEnum):
     SELECT = "select"
     MULTI = "multi"

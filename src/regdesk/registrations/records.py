@@ -21,7 +21,7 @@ from regdesk.db import ID_MAX, among, core_connection
 from regdesk.db.driver import LoopReads, Query
 from regdesk.documents import Document, Stale
 from regdesk.documents.reading import complete, read_page
-from regdesk.events.models import CURRENT_EVENT_ID
+from regdesk.events.models import CURRENT_EVENT_ID, in_current_event
 from regdesk.formats import as_json
 from regdesk.registrations.models import (
     Order,
@@ -175,23 +175,31 @@ class RegistrationFilters:
 @cache
 def _search_query(users: int | None, status: bool, products: int | None) -> Query:
     """The page query for one shape of filter (how many user and product ids, whether a
-    status), members combined with AND, seeking ix_registrations_event_id_id in id order."""
-    sql = "SELECT r.id, {body} FROM registrations r"
-    if status or products is not None:
-        sql += " JOIN orders o ON o.id = r.order_id"
-    sql += "{documents}"
-    sql += f" WHERE r.event_id = {CURRENT_EVENT_ID} AND r.ended_at IS NULL AND r.id > :after"
-    if users is not None:
-        sql += f" AND r.user_id IN ({', '.join(f':user{i}' for i in range(users))})"
-    if status:
-        sql += " AND o.status = :status"
-    if products is not None:
-        sql += f" AND o.product_id IN ({', '.join(f':product{i}' for i in range(products))})"
-    # Planned as PostgreSQL chooses (Query.plan_once): see volunteers/records.py's PAGE for the
-    # current event's pages; and a status or a product may hold a few registrations of many,
-    # which ix_orders_product_id_status then finds (1 ms against 59 for a product's refunded
-    # orders, planned once for any values).
-    return DOCUMENT.read(f"{sql} ORDER BY r.id LIMIT :limit", "r.id", plan_once=False)
+    status), members combined with AND, seeking ix_registrations_event_id_id in id order.
+
+    A page with no filter is planned once (events.models.in_current_event). A filtered one is
+    planned as PostgreSQL chooses (Query.plan_once): a status or a product may hold a few
+    registrations of many, which ix_orders_product_id_status then finds (1 ms against 59 for a
+    product's refunded orders, planned once for any values), and a few users', which
+    ix_registrations_user_id_event_id finds."""
+    filtered = users is not None or status or products is not None
+
+    def form(sqlite: bool) -> str:
+        current, order = in_current_event("r", sqlite=sqlite or filtered)
+        sql = "SELECT r.id, {body} FROM registrations r"
+        if status or products is not None:
+            sql += " JOIN orders o ON o.id = r.order_id"
+        sql += "{documents}"
+        sql += f" WHERE {current} AND r.ended_at IS NULL AND r.id > :after"
+        if users is not None:
+            sql += f" AND r.user_id IN ({', '.join(f':user{i}' for i in range(users))})"
+        if status:
+            sql += " AND o.status = :status"
+        if products is not None:
+            sql += f" AND o.product_id IN ({', '.join(f':product{i}' for i in range(products))})"
+        return f"{sql} ORDER BY {order} LIMIT :limit"
+
+    return DOCUMENT.read(form(False), "r.id", plan_once=not filtered, sqlite=form(True))
 
 
 def _storable(ids: tuple[int, ...]) -> list[int]:

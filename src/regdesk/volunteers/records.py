@@ -22,7 +22,7 @@ from regdesk.db.driver import LoopReads
 from regdesk.departments.models import Department
 from regdesk.documents import Document, Stale
 from regdesk.documents.reading import complete, read_page
-from regdesk.events.models import CURRENT_EVENT_ID, EventOption
+from regdesk.events.models import CURRENT_EVENT_ID, EventOption, in_current_event
 from regdesk.formats import as_json
 from regdesk.roles.models import Role, UserRole
 from regdesk.users.models import User
@@ -191,23 +191,19 @@ DOCUMENT = Document(
 )
 
 
-# The current event's applications in id order, seeking ix_volunteers_event_id_id, each with
-# its stored body unless queued (Document.read).
-PAGE = DOCUMENT.read(
-    f"""
-    SELECT v.id, {{body}}
-    FROM volunteers v{{documents}}
-    WHERE v.event_id = {CURRENT_EVENT_ID} AND v.id > :after
-    ORDER BY v.id LIMIT :limit
-    """,  # noqa: S608 (the current event's subquery)
-    "v.id",
-    # Planned as PostgreSQL chooses (Query.plan_once). Planned once for any values, the first
-    # page walked the primary key from earlier events' volunteers on, filtering them out one by
-    # one (the demo's 7,000: 1.3 ms against 0.2), where planned for `after` it seeks
-    # ix_volunteers_event_id_id; and a deep page, whose plan PostgreSQL keeps once it costs
-    # no more, was a tenth slower planned at every run.
-    plan_once=False,
-)
+def _page(sqlite: bool) -> str:
+    """The current event's applications in id order, seeking ix_volunteers_event_id_id, each
+    with its stored body unless queued (Document.read), in each database's form."""
+    current, order = in_current_event("v", sqlite=sqlite)
+    return f"""
+        SELECT v.id, {{body}}
+        FROM volunteers v{{documents}}
+        WHERE {current} AND v.id > :after
+        ORDER BY {order} LIMIT :limit
+    """  # noqa: S608 (the current event's subqueries)
+
+
+PAGE = DOCUMENT.read(_page(sqlite=False), "v.id", sqlite=_page(sqlite=True))
 OF_USER = DOCUMENT.read(
     f"""
     SELECT u.id, v.id, {{body}}
