@@ -16,7 +16,7 @@ import pytest
 from sqlalchemy import Engine, event, text
 
 import regdesk
-from regdesk.db import make_engine
+from regdesk.db import driver, make_engine
 from regdesk.db.driver import PG_CONNECTIONS, LoopReads, Query
 from regdesk.registrations.records import RegistrationFilters, registration_page
 from regdesk.users.records import UserFilters, search_users
@@ -173,6 +173,29 @@ def test_a_read_cancelled_midway_leaves_no_connection_behind_in_its_middle(
     rows, kept = asyncio.run(run())
     assert rows == [(3,)]
     assert kept == 0
+
+
+BACKEND = Query("SELECT pg_backend_pid()")
+
+
+@on_postgresql
+@pytest.mark.parametrize("lifetime", [0.0, driver.PG_CONNECTION_LIFETIME])
+def test_a_connection_serves_for_its_lifetime_then_a_new_one_plans_anew(
+    engine: Engine, lifetime: float, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A statement planned once keeps its plan for the tables as they were (PostgreSQL plans it
+    again after ANALYZE): a connection older than its lifetime is let go, and the next read
+    runs on a new one, which plans for the tables as they are now."""
+    monkeypatch.setattr(driver, "PG_CONNECTION_LIFETIME", lifetime)
+
+    async def run() -> set[object]:
+        reads = LoopReads(engine)
+        try:
+            return {(await reads.first(BACKEND) or ())[0] for _ in range(3)}
+        finally:
+            await reads.aclose()
+
+    assert len(asyncio.run(run())) == (3 if lifetime == 0 else 1)
 
 
 PREPARED = Query("SELECT statement, generic_plans, custom_plans FROM pg_prepared_statements")
