@@ -94,9 +94,10 @@ class LoopReads:
     checkout; used from the loop's thread only. On SQLite the loop runs them itself, on one
     driver connection: a read is a few microseconds of the loop's time, and awaiting it costs
     nothing more. On PostgreSQL a read is a round trip to the server, so they are awaited on
-    the driver's asynchronous connections (up to PG_CONNECTIONS, made as requests need them):
-    the loop answers other requests while the server works. A statement that fails on a broken
-    connection (a database restart) runs once more on a new one.
+    asyncpg's connections (up to PG_CONNECTIONS, made as requests need them, each serving for
+    PG_CONNECTION_LIFETIME): the loop answers other requests while the server works. A
+    statement that fails on a broken connection (a database restart) runs once more on a new
+    one.
 
     The writer never makes the loop wait for a lock: on SQLite it gives up at once when another
     writer holds the lock (`try_write` says False, and the caller takes the path that waits, in

@@ -185,6 +185,7 @@ def _search_query(users: int | None, status: bool, products: int | None) -> Quer
     filtered = users is not None or status or products is not None
 
     def form(sqlite: bool) -> str:
+        # A filtered page keeps SQLite's `=` form on PostgreSQL too, planned for its values.
         current, order = in_current_event("r", sqlite=sqlite or filtered)
         sql = "SELECT r.id, {body} FROM registrations r"
         if status or products is not None:
