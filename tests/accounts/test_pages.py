@@ -7,7 +7,9 @@ from __future__ import annotations
 import threading
 
 import pytest
+from fastapi import FastAPI
 from sqlalchemy import Engine, update
+from sqlalchemy import event as sql_event
 
 from regdesk import security
 from regdesk.db import write_session
@@ -171,3 +173,19 @@ def test_the_password_is_checked_without_holding_up_other_writers(
         login.join(30)
         writer.join(30)
     assert session_cookie(client) is not None  # and the login itself went through
+
+
+def test_the_login_page_for_a_visitor_without_a_session_asks_the_database_nothing(
+    app: FastAPI, client: TestClient
+) -> None:
+    """Its page transaction sends nothing, so it never takes SQLite's write lock: a crowd
+    opening the login page when registration opens does not queue behind the writers."""
+    sent: list[str] = []
+
+    @sql_event.listens_for(app.state.engine, "before_cursor_execute")
+    def note(_c: object, _cur: object, statement: str, *_: object) -> None:
+        if threading.current_thread().name != "regdesk-outbox":  # its own rounds, meanwhile
+            sent.append(statement)
+
+    assert client.get("/login").status_code == 200
+    assert sent == []

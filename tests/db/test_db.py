@@ -164,3 +164,21 @@ def test_refreshing_statistics_on_postgresql_reads_our_tables_and_no_one_elses(
         with engine.connect() as connection:
             connection.execute(text(f"DROP SCHEMA {elsewhere} CASCADE"))
             connection.commit()
+
+
+def test_a_write_session_that_sends_nothing_says_nothing_to_the_database(engine: Engine) -> None:
+    """No statement, hooks' included, and so no write lock on SQLite (BEGIN IMMEDIATE); one
+    that sends a statement still has its hooks run (the documents' refresh asks its queue)."""
+    sent: list[str] = []
+
+    @event.listens_for(engine, "before_cursor_execute")
+    def note(_c: object, _cur: object, statement: str, *_: object) -> None:
+        sent.append(statement)
+
+    with write_session(engine):
+        pass
+    assert sent == []
+
+    with write_session(engine) as session:
+        session.execute(select(Event.id))
+    assert any("document_queue" in statement for statement in sent), sent

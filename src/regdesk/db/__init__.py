@@ -228,21 +228,39 @@ _BEFORE_COMMIT: list[Callable[[Session], None]] = []
 
 
 def before_write_commits(hook: Callable[[Session], None]) -> None:
-    """Run `hook(session)` at the end of every `write_session`, flushed, before it commits:
-    a feature that must act at that moment registers here at start (once; again is harmless)."""
+    """Run `hook(session)` at the end of every `write_session` that reached the database,
+    flushed, before it commits: a feature that must act at that moment registers here at start
+    (once; again is harmless)."""
     if hook not in _BEFORE_COMMIT:
         _BEFORE_COMMIT.append(hook)
 
 
+class _WriteSession(Session):
+    """A `write_session`'s session, which notes when its transaction first reaches the
+    database (`began`): SQLAlchemy takes a connection, and begins on it, only then."""
+
+    began = False
+
+
+@event.listens_for(_WriteSession, "after_begin")
+def _began(session: _WriteSession, _transaction: Any, _connection: Connection) -> None:
+    session.began = True
+
+
 @contextmanager
 def write_session(engine: Engine) -> Iterator[Session]:
-    """One transaction for a unit of writes: committed when the block ends, rolled back on error."""
+    """One transaction for a unit of writes: committed when the block ends, rolled back on error.
+
+    A block that sent the database nothing (a page whose visitor has no session cookie) ends
+    without a word to it, hooks included: it wrote nothing for them to act on, and on SQLite
+    their first statement would have taken the write lock (BEGIN IMMEDIATE) for nothing."""
     bind = engine.execution_options(regdesk_write=True)
-    with Session(bind=bind, expire_on_commit=False) as session, session.begin():
+    with _WriteSession(bind=bind, expire_on_commit=False) as session, session.begin():
         yield session
         session.flush()
-        for hook in _BEFORE_COMMIT:
-            hook(session)
+        if session.began:
+            for hook in _BEFORE_COMMIT:
+                hook(session)
 
 
 @contextmanager
