@@ -405,6 +405,12 @@ _PEP_249 = frozenset(
 )
 
 
+def pep_249_kind(cls: type[BaseException]) -> str:
+    """The PEP 249 class an error class is, by name (a driver's subclass, e.g. psycopg's
+    UniqueViolation, is its IntegrityError); DatabaseError when it names none."""
+    return next((c.__name__ for c in cls.__mro__ if c.__name__ in _PEP_249), "DatabaseError")
+
+
 def _pep_249_name(sqlstate: str) -> str:
     """The PEP 249 class psycopg gives an error of this SQLSTATE (its own table of every code,
     the pool's connections' driver): the same kinds whichever connection met the error."""
@@ -414,7 +420,7 @@ def _pep_249_name(sqlstate: str) -> str:
         found = errors.lookup(sqlstate)
     except KeyError:
         return "DatabaseError"
-    return next((c.__name__ for c in found.__mro__ if c.__name__ in _PEP_249), "DatabaseError")
+    return pep_249_kind(found)
 
 
 def _lost(held: _Held, error: Exception) -> bool:

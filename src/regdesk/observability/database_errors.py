@@ -19,6 +19,7 @@ from typing import Any
 import sqlalchemy.exc
 from fastapi import FastAPI
 
+from regdesk.db.driver import pep_249_kind
 from regdesk.observability import metrics
 
 
@@ -32,26 +33,10 @@ def database_errors() -> tuple[type[Exception], ...]:
     return tuple(found)
 
 
-PEP_249 = frozenset(
-    {
-        "InterfaceError",
-        "DataError",
-        "OperationalError",
-        "IntegrityError",
-        "InternalError",
-        "ProgrammingError",
-        "NotSupportedError",
-    }
-)
-
-
 def kind_of(error: BaseException) -> str:
     """The PEP 249 class of a database error (a driver's subclass, e.g. psycopg's
     UniqueViolation, counts as its IntegrityError); DatabaseError when it names none."""
-    for cls in type(error).__mro__:
-        if cls.__name__ in PEP_249:
-            return cls.__name__
-    return "DatabaseError"
+    return pep_249_kind(type(error))
 
 
 def count_database_errors(app: FastAPI) -> None:
