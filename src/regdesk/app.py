@@ -40,7 +40,7 @@ from regdesk.mail.service import CHANNEL as MAIL_CHANNEL
 from regdesk.mail.service import mail_channel
 from regdesk.migrations.readiness import unready
 from regdesk.models import DOCUMENTS
-from regdesk.oauth.quick_grant import NEW_TOKEN, QuickTokens
+from regdesk.oauth.quick_grant import NEW_TOKEN, KnownClients, QuickTokens
 from regdesk.oauth.routes import router as oauth_router
 from regdesk.observability import routes as metrics_routes
 from regdesk.observability.backlog import OutboxBacklog
@@ -252,6 +252,7 @@ def create_app(settings: Settings | None = None, *, serving: bool = False) -> Fa
     app.state.loop_reads = LoopReads(engine)
     app.state.loop_writes = LoopReads(engine, writer=True)
     app.state.new_tokens = GroupedWrites(app.state.loop_writes, NEW_TOKEN)
+    app.state.known_clients = KnownClients()  # the quick grant's applications, as last read
     app.state.grant_extensions = oidc.grant_extensions()  # the ID token (oauth/server.py)
     app.state.ticket_keys = TicketKeys()  # ticket codes' public keys, read at most once a minute
     app.state.rate_limits = RateLimits.from_settings(settings)

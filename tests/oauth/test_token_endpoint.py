@@ -20,8 +20,9 @@ from regdesk.app import create_app
 from regdesk.audit.service import Actor
 from regdesk.config import load_settings
 from regdesk.db import read_session, utcnow, write_session
-from regdesk.oauth.applications import set_suspended
+from regdesk.oauth.applications import rotate_secret, set_suspended
 from regdesk.oauth.models import AccessToken, Application
+from regdesk.oauth.quick_grant import KnownClients
 from regdesk.oauth.tokens import token_key
 from tests.client import TestClient
 from tests.conftest import Registered, bearer
@@ -184,6 +185,64 @@ def test_suspended_application_gets_invalid_client_until_reinstated(
     with write_session(engine) as session:
         set_suspended(session, Actor("test"), app.id, False)
     assert client.post(TOKEN_URL, data=form_credentials(app)).status_code == 200
+
+
+def test_an_application_changed_after_its_grants_is_held_to_its_change(
+    client: TestClient, engine: Engine
+) -> None:
+    """The quick grant keeps the application it read (oauth/quick_grant.py); a change made
+    after it, through another connection as another process would, holds at once: a suspended
+    application gets no token, a rotated secret's old value is refused and its new one works,
+    narrowed scopes are what a token is then granted."""
+    app = register(engine, service_scopes="user:read volunteer:read")
+
+    def grant(secret: str) -> Any:
+        return client.post(
+            TOKEN_URL,
+            data={"grant_type": "client_credentials"},
+            headers=basic(app.client_id, secret),
+        )
+
+    def tokens() -> int:
+        with read_session(engine) as session:
+            return len(session.scalars(select(AccessToken.id)).all())
+
+    assert grant(app.client_secret).json()["scope"] == "user:read volunteer:read"
+    with write_session(engine) as session:
+        set_suspended(session, Actor("test"), app.id, True)
+    written = tokens()
+    assert_oauth_error(grant(app.client_secret), 401, "invalid_client")
+    assert tokens() == written
+    with write_session(engine) as session:
+        set_suspended(session, Actor("test"), app.id, False)
+    assert grant(app.client_secret).status_code == 200
+
+    with write_session(engine) as session:
+        _, new_secret = rotate_secret(session, Actor("test"), app.id)
+    assert_oauth_error(grant(app.client_secret), 401, "invalid_client")
+    assert grant(new_secret).status_code == 200
+    assert_oauth_error(grant(app.client_secret), 401, "invalid_client")
+
+    with write_session(engine) as session:
+        session.execute(
+            update(Application).where(Application.id == app.id).values(service_scopes="user:read")
+        )
+    assert grant(new_secret).json()["scope"] == "user:read"
+
+
+def test_the_quick_grant_keeps_only_live_approved_applications_and_a_bounded_number() -> None:
+    known = KnownClients()
+    assert known.read(1, None) is None  # no such application
+    assert known.read(2, ("hash", True, "user:read")) is None  # suspended
+    assert known.read(3, ("hash", False, "")) is None  # no service scopes: not this grant's
+    assert [known.get(n) for n in (1, 2, 3)] == [None, None, None]
+    assert known.read(4, ("hash", False, "user:read")) == ("hash", "user:read")
+    assert known.get(4) == ("hash", "user:read")
+    assert known.read(4, ("hash", True, "user:read")) is None  # suspended since: forgotten
+    assert known.get(4) is None
+    for number in range(KnownClients.LIMIT + 10):
+        known.read(number, ("hash", False, "user:read"))
+    assert len(known._known) <= KnownClients.LIMIT
 
 
 def test_bearer_header_cookies_and_csrf_play_no_part(client: TestClient, engine: Engine) -> None:

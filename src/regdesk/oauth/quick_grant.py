@@ -2,19 +2,29 @@
 
 Registration opening brings a storm of token requests from integrations. The usual one, well
 formed, from a live application with its right secret and approved scopes, is answered here by
-an ASGI middleware (`QuickTokens`): one read of the application and one INSERT of the token's
-hash, on the loop's own connections (db.LoopReads), with no worker thread, no Authlib server
-built, and none of the framework's routing, dependency solving or request and response objects
-(which cost more than the answer); the INSERTs of the requests that arrive together share one
-commit (db.GroupedWrites). Anything else (another grant, an unknown field, a wrong secret, a
-scope to refuse, a rate limit reached, a database that would make the loop wait) goes on, its
-body replayed, to the token route and through Authlib's server in a worker thread
+an ASGI middleware (`QuickTokens`): one INSERT of the token's hash, on the loop's own
+connection (db.LoopReads), with no worker thread, no Authlib server built, and none of the
+framework's routing, dependency solving or request and response objects (which cost more than
+the answer); the INSERTs of the requests that arrive together share one commit
+(db.GroupedWrites). Anything else (another grant, an unknown field, a wrong secret, a scope to
+refuse, a rate limit reached, a database that would make the loop wait) goes on, its body
+replayed, to the token route and through Authlib's server in a worker thread
 (oauth/server.py), which also writes every error answer. So the two paths cannot disagree
 about what is refused: this one only ever succeeds, and only where the full path would succeed
 the same way: the same reading of the credentials (oauth/clients.py), the same rate limits
 charged the same way (the sender's spent failure budget refuses first; only an authenticated
 request counts against its client, once). The transport rules (transport.py) apply first, as
 to every request.
+
+The application is read once and then kept (`KnownClients`): reading it again for each grant
+was a seventh of the grant's time. What was kept is checked where it counts, in the database,
+as the token is written: the INSERT writes the token only while the application still has the
+secret's hash it was authenticated against, the scopes its token was granted from, and is not
+suspended (`NEW_TOKEN`). An application changed since (suspended, its secret rotated, its
+scopes narrowed, by this process or any other) fails that INSERT, which then writes nothing
+for the requests it was grouped with; each goes to the full path, which reads the application
+afresh, and the next grant reads it again here. A presented secret that the kept hash does not
+match has the application read afresh before it is refused (its secret may have been rotated).
 """
 
 from __future__ import annotations
@@ -47,23 +57,62 @@ FIELDS = frozenset({"grant_type", "scope", "client_id", "client_secret"})
 APPLICATION = Query(
     "SELECT secret_hash, suspended, service_scopes FROM oauth_applications WHERE id = :id"
 )
+# The token's row, written only while its application is as the quick path kept it (see the
+# module): otherwise its application_id is NULL, which the column refuses (IntegrityError), and
+# the grouped INSERTs are written by none of the requests (GroupedWrites: False).
 NEW_TOKEN = Query("""
     INSERT INTO oauth_access_tokens
         (token_hash, application_id, user_id, grant_id, scope, created_at, expires_at)
-    VALUES (:token_hash, :application_id, :user_id, :grant_id, :scope, :created_at, :expires_at)
+    VALUES (
+        :token_hash,
+        (SELECT id FROM oauth_applications
+         WHERE id = :application_id AND secret_hash = :secret_hash AND NOT suspended
+           AND service_scopes = :approved),
+        :user_id, :grant_id, :scope, :created_at, :expires_at)
 """)
 
 
 @dataclass(frozen=True)
 class QuickClient:
-    """An application that authenticated on the quick path, with its approved service scopes."""
+    """An application that authenticated on the quick path: the hash its secret matched, and
+    its approved service scopes."""
 
     id: int
+    secret_hash: str
     approved: str
+
+
+class KnownClients:
+    """The live applications with approved service scopes, as this app last read them: id ->
+    (secret hash, approved scopes). At most LIMIT, forgotten all at once past it; nothing is
+    kept of an application that does not exist, is suspended or may not use this grant, so a
+    stranger's requests add nothing."""
+
+    LIMIT = 1024
+
+    def __init__(self) -> None:
+        self._known: dict[int, tuple[str, str]] = {}
+
+    def get(self, number: int) -> tuple[str, str] | None:
+        return self._known.get(number)
+
+    def read(self, number: int, row: tuple[Any, ...] | None) -> tuple[str, str] | None:
+        """The application as `row` (APPLICATION's) has it, kept if live and approved."""
+        if row is None or row[1] or not row[2]:
+            self.forget(number)
+            return None
+        if len(self._known) >= self.LIMIT:
+            self._known.clear()
+        known = self._known[number] = (row[0], row[2])
+        return known
+
+    def forget(self, number: int) -> None:
+        self._known.pop(number, None)
 
 
 async def quick_client(
     reads: LoopReads,
+    known: KnownClients,
     fields: Mapping[str, Sequence[str]],
     credentials: ClientCredentials | None,
 ) -> QuickClient | None:
@@ -74,13 +123,14 @@ async def quick_client(
     number = client_number(credentials.client_id) if credentials else None
     if credentials is None or number is None:
         return None
-    row = await reads.first(APPLICATION, id=number)
-    if row is None:
-        return None
-    secret_hash, suspended, approved = row
-    if suspended or not approved or not credentials.match(secret_hash):
-        return None
-    return QuickClient(number, approved)
+    application = known.get(number)
+    if application is None or not credentials.match(application[0]):
+        # Not kept yet, or kept with another secret's hash: rotated since, perhaps.
+        application = known.read(number, await reads.first(APPLICATION, id=number))
+        if application is None or not credentials.match(application[0]):
+            return None
+    secret_hash, approved = application
+    return QuickClient(number, secret_hash, approved)
 
 
 async def quick_token(
@@ -91,7 +141,8 @@ async def quick_token(
     ttl: int,
 ) -> dict[str, Any] | None:
     """The token response for an authenticated client, or None: take the full path (a scope
-    to refuse, or a database that would make the loop wait)."""
+    to refuse, an application changed since it was read, or a database that would make the
+    loop wait)."""
     scope = _granted(tuple(fields.get("scope") or ()), client.approved)
     if scope is None:
         return None
@@ -99,7 +150,13 @@ async def quick_token(
     row = access_token_row(token, application_id=client.id, scope=scope, ttl=ttl, now=utcnow())
     stamp = _timestamps(reads.engine.dialect)
     written = await tokens.write(
-        {**row, "created_at": stamp(row["created_at"]), "expires_at": stamp(row["expires_at"])}
+        {
+            **row,
+            "created_at": stamp(row["created_at"]),
+            "expires_at": stamp(row["expires_at"]),
+            "secret_hash": client.secret_hash,  # as authenticated: NEW_TOKEN checks them
+            "approved": client.approved,
+        }
     )
     if not written:
         return None
@@ -172,7 +229,7 @@ async def _answer(
         return None
     state = request.app.state
     try:
-        client = await quick_client(state.loop_reads, fields, credentials)
+        client = await quick_client(state.loop_reads, state.known_clients, fields, credentials)
         if client is None:
             return None  # the route authenticates again, and charges the failure
         # Counted here, once: the route finds the verdict on the request's state.
@@ -183,7 +240,10 @@ async def _answer(
         issued = await quick_token(state.loop_reads, state.new_tokens, client, fields, ttl)
     except database_unavailable():
         return None  # the route tries again, and answers the error as every route does
-    return None if issued is None else (issued, verdict)
+    if issued is None:
+        state.known_clients.forget(client.id)  # changed since, perhaps: read it next time
+        return None
+    return issued, verdict
 
 
 async def _read_body(receive: Receive) -> tuple[bytes, bool]:
