@@ -84,9 +84,10 @@ class QuickClient:
 
 class KnownClients:
     """The live applications with approved service scopes, as this app last read them: id ->
-    (secret hash, approved scopes). At most LIMIT, forgotten all at once past it; nothing is
-    kept of an application that does not exist, is suspended or may not use this grant, so a
-    stranger's requests add nothing."""
+    (secret hash, approved scopes). At most LIMIT, forgotten all at once past it. Nothing is
+    kept of an application that does not exist, is suspended or may not use this grant, so
+    what is kept is at most the live applications: a stranger's requests, which cannot make
+    one, cannot grow it."""
 
     LIMIT = 1024
 
