@@ -127,14 +127,15 @@ def page_response(bodies: Sequence[bytes], next_page: str | None) -> Response:
     """page_document's response from records already in JSON, in UTF-8 as stored
     (documents/models.py, LoopReads.documents)."""
     head = b'{"data":['
-    tail = f'],"nextPage":{json.dumps(next_page)},"hasMore":{"true" if next_page else "false"}}}'
+    more = "true" if next_page else "false"
+    tail = f'],"nextPage":{json.dumps(next_page)},"hasMore":{more}}}'.encode()
     if not bodies:
-        return Response(head + tail.encode(), media_type="application/json")
+        return Response(head + tail, media_type="application/json")
     # One join, so the page's bytes are made once: the records joined, then the head and the
     # tail added to them, made the page three times over (a page is about 100 kB).
     parts = list(bodies)
     parts[0] = head + parts[0]
-    parts[-1] = parts[-1] + tail.encode()
+    parts[-1] = parts[-1] + tail
     return Response(b",".join(parts), media_type="application/json")
 
 

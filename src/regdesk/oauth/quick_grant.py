@@ -99,12 +99,16 @@ class KnownClients:
 
     def read(self, number: int, row: tuple[Any, ...] | None) -> tuple[str, str] | None:
         """The application as `row` (APPLICATION's) has it, kept if live and approved."""
-        if row is None or row[1] or not row[2]:
+        if row is None:
+            self.forget(number)
+            return None
+        secret_hash, suspended, approved = row
+        if suspended or not approved:
             self.forget(number)
             return None
         if len(self._known) >= self.LIMIT:
             self._known.clear()
-        known = self._known[number] = (row[0], row[2])
+        known = self._known[number] = (secret_hash, approved)
         return known
 
     def forget(self, number: int) -> None:
@@ -137,6 +141,7 @@ async def quick_client(
 async def quick_token(
     reads: LoopReads,
     tokens: GroupedWrites,
+    known: KnownClients,
     client: QuickClient,
     fields: Mapping[str, Sequence[str]],
     ttl: int,
@@ -160,6 +165,7 @@ async def quick_token(
         }
     )
     if not written:
+        known.forget(client.id)  # changed since, perhaps: read it at the next grant
         return None
     return {"access_token": token, "token_type": "bearer", "expires_in": ttl, "scope": scope}
 
@@ -238,13 +244,12 @@ async def _answer(
         if verdict is not None and not verdict.allowed:
             return None
         ttl = state.settings.access_token_ttl
-        issued = await quick_token(state.loop_reads, state.new_tokens, client, fields, ttl)
+        issued = await quick_token(
+            state.loop_reads, state.new_tokens, state.known_clients, client, fields, ttl
+        )
     except database_unavailable():
         return None  # the route tries again, and answers the error as every route does
-    if issued is None:
-        state.known_clients.forget(client.id)  # changed since, perhaps: read it next time
-        return None
-    return issued, verdict
+    return None if issued is None else (issued, verdict)
 
 
 async def _read_body(receive: Receive) -> tuple[bytes, bool]:
