@@ -18,6 +18,7 @@ from sqlalchemy import Engine, event, text
 import regdesk
 from regdesk.db import driver, make_engine
 from regdesk.db.driver import PG_CONNECTIONS, LoopReads, Query
+from regdesk.documents import Page
 from regdesk.registrations.records import RegistrationFilters, registration_page
 from regdesk.users.records import UserFilters, search_users
 from regdesk.volunteers.records import volunteer_page
@@ -271,8 +272,9 @@ def test_the_loop_reads_from_its_own_thread_only(database_url: str) -> None:
 
 
 def _product_reads() -> dict[str, Query]:
-    """Every read the product declares as a module's Query, alone or in a dict, list or tuple
-    of them, by where it was found; those written for PostgreSQL alone left out."""
+    """Every read the product declares as a module's Query or Page (its two reads), alone or
+    in a dict, list or tuple of them, by where it was found; those written for PostgreSQL
+    alone left out."""
     found: dict[str, Query] = {}
     for module in pkgutil.walk_packages(regdesk.__path__, "regdesk."):
         if ".migrations." in module.name or module.name.endswith("__main__"):
@@ -283,14 +285,18 @@ def _product_reads() -> dict[str, Query]:
                 members = value.items()
             elif isinstance(value, list | tuple):
                 members = enumerate(value)
-            for key, query in members:
-                if (
-                    isinstance(query, Query)
-                    and query.sql.upper().startswith("SELECT")
-                    and query.only in (None, "sqlite")
-                ):
-                    where = f"{module.name}.{name}" + ("" if key is None else f"[{key!r}]")
-                    found.setdefault(where, query)
+            for key, member in members:
+                where = f"{module.name}.{name}" + ("" if key is None else f"[{key!r}]")
+                reads = [(where, member)]
+                if isinstance(member, Page):
+                    reads = [(f"{where}.rows", member.rows), (f"{where}.joined", member.joined)]
+                for place, query in reads:
+                    if (
+                        isinstance(query, Query)
+                        and query.sql.upper().startswith(("SELECT", "WITH"))
+                        and query.only in (None, "sqlite")
+                    ):
+                        found.setdefault(place, query)
     return found
 
 

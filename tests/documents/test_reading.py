@@ -17,6 +17,7 @@ from regdesk.db.driver import Query
 from regdesk.demo import load_demo
 from regdesk.departments import records as departments
 from regdesk.desk import ticket_reads
+from regdesk.documents import Page
 from regdesk.documents.models import DocumentQueue
 from regdesk.models import DOCUMENTS
 from regdesk.registrations import records as registrations
@@ -47,21 +48,21 @@ def _reads(connection: Connection) -> list[tuple[Query, dict[str, Any]]]:
     products = _scalars(connection, "SELECT DISTINCT product_id FROM orders")
     page = {"after": 0, "limit": 100_000}
     reads: list[tuple[Query, dict[str, Any]]] = [
-        (volunteers.PAGE, page),
+        (volunteers.PAGE.rows, page),
         (departments._EACH, {}),
         *((volunteers.OF_USER, {"user_id": id_}) for id_ in user_ids),
         *((users.USER_DOCUMENT, {"user_id": id_}) for id_ in user_ids),
         *((registrations.OF_USER, {"user_id": id_}) for id_ in user_ids),
         *((ticket_reads.BY_CODE, {"code": code}) for code in codes),
     ]
-    for (role_filter, email_filter, username_filter), query in users.SEARCHES.items():
+    for (role_filter, email_filter, username_filter), search in users.SEARCHES.items():
         filters = {"role_id": role, "email": email, "username": username}
         used = {"role_id": role_filter, "email": email_filter, "username": username_filter}
-        reads.append((query, {**page, **{k: v for k, v in filters.items() if used[k]}}))
+        reads.append((search.rows, {**page, **{k: v for k, v in filters.items() if used[k]}}))
     for status in (False, True):
         for user_count in (None, 3):
             for product_count in (None, len(products)):
-                query = registrations._search_query(user_count, status, product_count)
+                query = registrations._search_query(user_count, status, product_count).rows
                 parameters: dict[str, Any] = {**page, "status": "paid"}
                 parameters |= {f"user{i}": user_ids[i * 7] for i in range(user_count or 0)}
                 parameters |= {f"product{i}": p for i, p in enumerate(products[:product_count])}
@@ -104,7 +105,8 @@ def test_sqlites_form_of_each_document_read_gives_the_rows_of_the_portable_form(
         for name, module in list(sys.modules.items())
         if name.startswith("regdesk.")
         for attribute in vars(module).values()
-        for value in (attribute.values() if isinstance(attribute, dict) else (attribute,))
+        for each in (attribute.values() if isinstance(attribute, dict) else (attribute,))
+        for value in ((each.rows,) if isinstance(each, Page) else (each,))
         if isinstance(value, Query) and value.sqlite_sql != value.sql
     }
     assert held <= {id(query) for query, _ in reads}

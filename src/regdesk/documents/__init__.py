@@ -16,7 +16,7 @@ Derived data, never the source of truth: a change shows in the very next read, w
 A new resource needs one declaration, and a migration that calls `triggers.install` for it.
 """
 
-from regdesk.documents.declarations import ALL, Document, Stale
+from regdesk.documents.declarations import ALL, Document, Page, Stale
 from regdesk.documents.refresh import install
 
-__all__ = ["ALL", "Document", "Stale", "install"]
+__all__ = ["ALL", "Document", "Page", "Stale", "install"]

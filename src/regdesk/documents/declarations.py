@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
@@ -83,27 +84,88 @@ class Document:
         row, and a page of 100 volunteers took 71 µs that way, 49 joined. `plan_once`:
         whether PostgreSQL plans it once for any values; `sqlite`, SQLite's own `sql` where the
         two differ otherwise too (`Query`)."""
-        queued = (  # names from the declaration and the caller's SQL, nothing from outside
+        body, documents = self._joined_sqlite(record)
+        return Query(
+            sql.format(body=self._looked_up(record), documents=""),
+            sqlite=(sqlite or sql).format(body=body, documents=documents),
+            plan_once=plan_once,
+        )
+
+    def _queued(self, record: str) -> str:
+        # Names from the declaration and the caller's SQL, nothing from outside.
+        return (
             f"EXISTS (SELECT 1 FROM document_queue q WHERE q.kind = '{self.kind}'"  # noqa: S608
             f" AND q.key = {record})"
         )
-        looked_up = (
+
+    def _looked_up(self, record: str) -> str:
+        """PostgreSQL's body of `record`: looked up by key, NULL while queued."""
+        return (
             f"(SELECT body FROM {self.table.name} d WHERE d.{self.key} = {record}"  # noqa: S608
-            f" AND NOT {queued})"
+            f" AND NOT {self._queued(record)})"
         )
-        joined = f" LEFT JOIN {self.table.name} doc ON doc.{self.key} = {record}"
+
+    def _joined_sqlite(self, record: str) -> tuple[str, str]:
+        """SQLite's body of `record`, NULL while queued, and the join it reads it from."""
         # SQLite asks whether a record of this kind is queued at all once per statement (a
         # subquery that names no row of the read is run once), and for each record only when
         # one is: the queue is empty but for the moments after a change made outside regdesk's
         # writes. 49 µs for the page of 100 volunteers asking each record, 38 asking once.
         unqueued = (
             f"NOT EXISTS (SELECT 1 FROM document_queue WHERE kind = '{self.kind}')"  # noqa: S608
-            f" OR NOT {queued}"
+            f" OR NOT {self._queued(record)}"
         )
-        return Query(
-            sql.format(body=looked_up, documents=""),
-            sqlite=(sqlite or sql).format(
-                body=f"CASE WHEN {unqueued} THEN doc.body END", documents=joined
-            ),
-            plan_once=plan_once,
+        return (
+            f"CASE WHEN {unqueued} THEN doc.body END",
+            f" LEFT JOIN {self.table.name} doc ON doc.{self.key} = {record}",
         )
+
+    def page(
+        self, sql: str, record: str, *, plan_once: bool = True, sqlite: str | None = None
+    ) -> Page:
+        """A page of this document's records: `sql` as for `read`, giving (id, body) rows in
+        id order after `:after`, at most its `:limit`. Read as rows (`read`), and, on SQLite,
+        joined in the database (`Page`)."""
+        template = sqlite or sql
+        body, documents = self._joined_sqlite(record)
+        # Whether more follow: the page's own query, after its last record, for one row.
+        following = _PAGE_END.sub(
+            lambda name: {"after": "joined.last", "limit": "1"}[name[1]],
+            template.format(body="NULL", documents=""),
+        )
+        assert following.count("joined.last") == 1, "a page is read after one :after"
+        # SQLite keeps the page's order for the aggregate over it (it does not flatten a
+        # subquery with a LIMIT into an aggregate). Each use of a subquery's text column
+        # copies it (8 µs a page), so the body is used once.
+        joined = Query(  # names from the declaration and the caller's SQL, nothing from outside
+            f"WITH page(id, body) AS ({template.format(body=body, documents=documents)})"  # noqa: S608
+            f" SELECT joined.*, EXISTS ({following}) FROM (SELECT count(*) AS count,"
+            f" max(id) AS last, group_concat(ifnull(body, char({ord(MISSING)})), ',')"
+            " FROM page) joined",
+            only="sqlite",
+        )
+        return Page(self.read(sql, record, plan_once=plan_once, sqlite=sqlite), joined)
+
+
+# A page query's parameters that say where it starts and how long it is.
+_PAGE_END = re.compile(r"(?<![:\w]):(after|limit)\b")
+
+
+# What a page read joined gives for a body that is not ready: a control character, which JSON
+# never holds unescaped, so no stored body has it.
+MISSING = b"\x01"
+
+
+@dataclass(frozen=True)
+class Page:
+    """A page of a document's records, read two ways (`Document.page`, `reading.read_page`).
+
+    `rows`: (id, body) rows, a body NULL while not ready. `joined`, SQLite's: one row of how
+    many records the page holds, the last one's id, their bodies joined by commas in id order
+    (MISSING for each not ready), and whether more follow. No record reaches the driver as a
+    row of its own, and the page is one string: timed alone, a page of 100 volunteers took 41
+    µs of SQLite's and the driver's time as rows, 30 joined. PostgreSQL reads rows: its
+    string_agg took the server 100 µs more than the rows it joins."""
+
+    rows: Query
+    joined: Query

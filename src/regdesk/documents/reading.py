@@ -6,7 +6,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 from regdesk.db.driver import LoopReads, Query
-from regdesk.documents.declarations import Document
+from regdesk.documents.declarations import MISSING, Document, Page
 
 Body = TypeVar("Body", str, bytes)
 
@@ -29,16 +29,24 @@ async def read_all(
 
 
 async def read_page(
-    reads: LoopReads, query: Query, document: Document, limit: int, **parameters: Any
-) -> tuple[list[bytes], int | None]:
-    """A page of `document`'s records: `query` gives (id, body) rows in id order, at most its
-    `:limit` (limit + 1 of them, to tell whether more follow). The bodies as stored, in UTF-8
-    (`LoopReads.documents`), those rendered here encoded alike; and the id to continue after
-    when more follow."""
-    rows = await reads.documents(query, limit=limit + 1, **parameters)
-    page = rows[:limit]
-    bodies = _completed_bytes(reads, page, document)
-    return bodies, (page[-1][0] if len(rows) > limit else None)
+    reads: LoopReads, page: Page, document: Document, limit: int, **parameters: Any
+) -> tuple[bytes, int | None]:
+    """A page of `document`'s records, at most `limit` (`page` gives them in id order): their
+    bodies as stored, in UTF-8, joined by commas, and the id to continue after when more
+    follow. On SQLite read joined by the database (`Page`); read as rows otherwise, or when a
+    body is not ready, then rendered here."""
+    if reads.sqlite:
+        count, last, joined, more = (await reads.documents(page.joined, limit=limit, **parameters))[
+            0
+        ]
+        if not count:
+            return b"", None
+        if MISSING not in joined:
+            return joined, (last if more else None)
+    rows = await reads.documents(page.rows, limit=limit + 1, **parameters)
+    found = rows[:limit]  # one more asked, to tell whether more follow
+    bodies = _completed_bytes(reads, found, document)
+    return b",".join(bodies), (found[-1][0] if len(rows) > limit else None)
 
 
 def _completed_bytes(

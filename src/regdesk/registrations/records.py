@@ -18,8 +18,8 @@ from sqlalchemy import Connection, select
 from sqlalchemy.orm import Session
 
 from regdesk.db import ID_MAX, among, core_connection
-from regdesk.db.driver import LoopReads, Query
-from regdesk.documents import Document, Stale
+from regdesk.db.driver import LoopReads
+from regdesk.documents import Document, Page, Stale
 from regdesk.documents.reading import complete, read_page
 from regdesk.events.models import CURRENT_EVENT_ID, in_current_event
 from regdesk.formats import as_json
@@ -173,7 +173,7 @@ class RegistrationFilters:
 
 
 @cache
-def _search_query(users: int | None, status: bool, products: int | None) -> Query:
+def _search_query(users: int | None, status: bool, products: int | None) -> Page:
     """The page query for one shape of filter (how many user and product ids, whether a
     status), members combined with AND, seeking ix_registrations_event_id_id in id order.
 
@@ -200,7 +200,7 @@ def _search_query(users: int | None, status: bool, products: int | None) -> Quer
             sql += f" AND o.product_id IN ({', '.join(f':product{i}' for i in range(products))})"
         return f"{sql} ORDER BY {order} LIMIT :limit"
 
-    return DOCUMENT.read(form(False), "r.id", plan_once=not filtered, sqlite=form(True))
+    return DOCUMENT.page(form(False), "r.id", plan_once=not filtered, sqlite=form(True))
 
 
 def _storable(ids: tuple[int, ...]) -> list[int]:
@@ -210,9 +210,10 @@ def _storable(ids: tuple[int, ...]) -> list[int]:
 
 async def registration_page(
     reads: LoopReads, filters: RegistrationFilters, after_id: int, limit: int
-) -> tuple[list[bytes], int | None]:
+) -> tuple[bytes, int | None]:
     """The JSON records of the current event's live registrations after `after_id` that match
-    every filter, in id order, and the id to continue after when more follow."""
+    every filter, in id order, joined by commas, and the id to continue after when more
+    follow."""
     parameters: dict[str, object] = {"after": after_id}
     users = products = None
     if filters.user_ids is not None:
@@ -224,7 +225,7 @@ async def registration_page(
         parameters.update((f"product{i}", id_) for i, id_ in enumerate(wanted))
         products = len(wanted)
     if users == 0 or products == 0:
-        return [], None  # no such record: `IN ()` is no SQL
+        return b"", None  # no such record: `IN ()` is no SQL
     if filters.status is not None:
         parameters["status"] = filters.status
     query = _search_query(users, filters.status is not None, products)

@@ -11,8 +11,8 @@ from sqlalchemy import Connection, Row, select
 from sqlalchemy.orm import Session
 
 from regdesk.db import ID_MAX, among, core_connection
-from regdesk.db.driver import LoopReads, Query
-from regdesk.documents import Document, Stale
+from regdesk.db.driver import LoopReads
+from regdesk.documents import Document, Page, Stale
 from regdesk.documents.reading import complete, read_page
 from regdesk.formats import as_json
 from regdesk.users.models import User
@@ -87,7 +87,7 @@ async def user_document(reads: LoopReads, user_id: int) -> str | None:
     return found[0] if found else None
 
 
-def _search_query(role: bool, email: bool, username: bool) -> Query:
+def _search_query(role: bool, email: bool, username: bool) -> Page:
     """The page query for one combination of filters, members combined with AND."""
     # Keyed on user_roles.user_id with a role filter, so that the page walks
     # ix_user_roles_role_id_user_id in order and stops after `limit` rows (keyed on users.id,
@@ -104,7 +104,7 @@ def _search_query(role: bool, email: bool, username: bool) -> Query:
     if username:
         # The lower() term lets the case-insensitive unique index find the row.
         sql += " AND lower(u.username) = lower(:username) AND u.username = :username"
-    return DOCUMENT.read(f"{sql} ORDER BY {key} LIMIT :limit", "u.id")
+    return DOCUMENT.page(f"{sql} ORDER BY {key} LIMIT :limit", "u.id")
 
 
 SEARCHES = {
@@ -117,11 +117,11 @@ SEARCHES = {
 
 async def search_users(
     reads: LoopReads, filters: UserFilters, after_id: int, limit: int
-) -> tuple[list[bytes], int | None]:
-    """The JSON records of the users in id order after `after_id` that match every filter, and
-    the id to continue after when more follow."""
+) -> tuple[bytes, int | None]:
+    """The JSON records of the users in id order after `after_id` that match every filter,
+    joined by commas, and the id to continue after when more follow."""
     if filters.role_id is not None and not 0 < filters.role_id <= ID_MAX:
-        return [], None  # no role has such an id (and PostgreSQL could not compare it)
+        return b"", None  # no role has such an id (and PostgreSQL could not compare it)
     query = SEARCHES[
         (filters.role_id is not None, filters.email is not None, filters.username is not None)
     ]
@@ -132,5 +132,5 @@ async def search_users(
         DOCUMENT,
         limit,
         after=after_id,
-        **{name: parameters[name] for name in query.names if name in parameters},
+        **{name: parameters[name] for name in query.joined.names if name in parameters},
     )

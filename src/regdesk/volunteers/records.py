@@ -203,7 +203,7 @@ def _page(sqlite: bool) -> str:
     """  # noqa: S608 (the current event's subqueries)
 
 
-PAGE = DOCUMENT.read(_page(sqlite=False), "v.id", sqlite=_page(sqlite=True))
+PAGE = DOCUMENT.page(_page(sqlite=False), "v.id", sqlite=_page(sqlite=True))
 OF_USER = DOCUMENT.read(
     f"""
     SELECT u.id, v.id, {{body}}
@@ -216,11 +216,9 @@ OF_USER = DOCUMENT.read(
 )
 
 
-async def volunteer_page(
-    reads: LoopReads, after_id: int, limit: int
-) -> tuple[list[bytes], int | None]:
-    """The JSON records of the current event's volunteers after `after_id`, and the id to
-    continue after when more follow."""
+async def volunteer_page(reads: LoopReads, after_id: int, limit: int) -> tuple[bytes, int | None]:
+    """The JSON records of the current event's volunteers after `after_id`, joined by commas,
+    and the id to continue after when more follow."""
     return await read_page(reads, PAGE, DOCUMENT, limit, after=after_id)
 
 
