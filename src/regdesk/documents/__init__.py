@@ -9,8 +9,9 @@ stale). From it come:
   in the same statement as the change, whoever makes it (the API, an import, SQL by hand);
 - the refresh that renders what is queued before each write commits (`documents.refresh`,
   hooked into `db.write_session` at start by `install`);
-- the one way every page reads the stored bodies (`Document.read`): the stored body, unless
-  queued, then `documents.reading.complete` renders it from the tables.
+- the one way every read takes the stored bodies (`Document.read`): the stored body, unless
+  queued, then `documents.reading.complete` renders it from the tables; and a page's
+  (`Document.page`), which SQLite joins into one string (`documents.reading.read_page`).
 
 Derived data, never the source of truth: a change shows in the very next read, whoever made it.
 A new resource needs one declaration, and a migration that calls `triggers.install` for it.

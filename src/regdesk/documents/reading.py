@@ -36,9 +36,9 @@ async def read_page(
     follow. On SQLite read joined by the database (`Page`); read as rows otherwise, or when a
     body is not ready, then rendered here."""
     if reads.sqlite:
-        count, last, joined, more = (await reads.documents(page.joined, limit=limit, **parameters))[
-            0
-        ]
+        [(count, last, joined, more)] = await reads.documents(
+            page.joined, limit=limit, **parameters
+        )
         if not count:
             return b"", None
         if MISSING not in joined:
