@@ -199,6 +199,32 @@ def test_a_connection_serves_for_its_lifetime_then_a_new_one_plans_anew(
     assert len(asyncio.run(run())) == (3 if lifetime == 0 else 1)
 
 
+JIT = Query("SELECT current_setting('jit')")
+
+
+@on_postgresql
+def test_no_session_of_regdesk_compiles_its_plans(engine: Engine) -> None:
+    """jit is off on every PostgreSQL session regdesk opens (db.POSTGRESQL_SETTINGS): the
+    event loop's readers and writer, and the engine's pool. A page planned once for any values
+    passes PostgreSQL's jit_above_cost on a large table, and compiling its plan cost each user
+    search 9 ms with 1,000,000 users. This server compiles by default."""
+    with engine.connect() as connection:
+        assert connection.execute(text("SHOW jit")).scalar() == "off"
+        connection.execute(text("RESET jit"))  # the server's own setting
+        assert connection.execute(text("SHOW jit")).scalar() == "on"
+        connection.invalidate()  # not back to the pool with the server's setting
+
+    async def run() -> list[object]:
+        reads, writes = LoopReads(engine), LoopReads(engine, writer=True)
+        try:
+            return [(await each.first(JIT) or ())[0] for each in (reads, writes)]
+        finally:
+            await reads.aclose()
+            await writes.aclose()
+
+    assert asyncio.run(run()) == ["off", "off"]
+
+
 PREPARED = Query("SELECT statement, generic_plans, custom_plans FROM pg_prepared_statements")
 
 

@@ -167,6 +167,16 @@ def among(bind: Engine | Connection | Session, column: Any, ids: list[int]) -> A
 POOL_SIZE = 15
 
 
+# What every PostgreSQL session of regdesk's sets (the engine's and the event loop's, in
+# db.driver). jit off: PostgreSQL compiles a statement whose estimated cost passes
+# jit_above_cost, and a page planned once for any values (its LIMIT a parameter, reckoned at a
+# tenth of the table) passes it once the table is large: with 1,000,000 users, every user
+# search spent 9 ms compiling a plan that then ran in under 1 ms (518 requests/s, and 3,599
+# with jit off; 3,848 with 100,000 users). regdesk's statements read a few rows by index, and
+# none gains from compiling.
+POSTGRESQL_SETTINGS = {"jit": "off"}
+
+
 def make_engine(url: str, **kwargs: Any) -> Engine:
     url = normalize_url(url)
     if "poolclass" not in kwargs and make_url(url).database not in (None, "", ":memory:"):
@@ -175,7 +185,16 @@ def make_engine(url: str, **kwargs: Any) -> Engine:
     if make_url(url).get_backend_name() == "sqlite":
         return _make_sqlite_engine(url, **kwargs)
     kwargs.setdefault("pool_pre_ping", True)
-    return create_engine(url, **kwargs)
+    engine = create_engine(url, **kwargs)
+
+    @event.listens_for(engine, "connect")
+    def _settings(dbapi_connection: Any, _record: ConnectionPoolEntry) -> None:
+        with dbapi_connection.cursor() as cursor:
+            for name, value in POSTGRESQL_SETTINGS.items():
+                cursor.execute("SELECT set_config(%s, %s, false)", (name, value))
+        dbapi_connection.commit()  # the session's settings, kept past this transaction
+
+    return engine
 
 
 def _make_sqlite_engine(url: str, **kwargs: Any) -> Engine:

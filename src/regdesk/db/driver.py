@@ -16,6 +16,8 @@ from typing import Any, TypeVar
 import sqlalchemy.exc
 from sqlalchemy import Engine
 
+from regdesk.db import POSTGRESQL_SETTINGS
+
 SQL_LOG = logging.getLogger("regdesk.sql")
 
 
@@ -283,7 +285,7 @@ class LoopReads:
         url = self.engine.url.set(drivername="postgresql")
         timeout = url.query.get("connect_timeout")
         url = url.difference_update_query(["connect_timeout"])
-        settings = {"synchronous_commit": "off"} if self.writer else {}
+        settings = {**POSTGRESQL_SETTINGS, **({"synchronous_commit": "off"} if self.writer else {})}
         connection = await asyncpg.connect(
             url.render_as_string(hide_password=False),
             server_settings=settings,
